@@ -1,0 +1,35 @@
+# FluxBus — every command a user or CI needs. `make test` is what CI runs (.ci/run).
+SWIFT ?= swift
+VENV  := .venv
+
+.PHONY: deps test demo build release bench clean
+
+# Install what a fresh Debian machine with Swift lacks: libzmq (and pkg-config to find it).
+deps:
+	@if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists libzmq; then \
+		echo "==> installing libzmq3-dev and pkg-config with apt"; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libzmq3-dev pkg-config; \
+	fi
+	@pkg-config --modversion libzmq | sed 's/^/==> libzmq /'
+
+build: deps
+	$(SWIFT) build
+
+release: deps
+	$(SWIFT) build -c release
+
+# The whole test suite, in parallel across the two cores.
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build --parallel
+
+demo: deps
+	$(SWIFT) run -c release fluxbus demo
+
+# In-process benchmarks (see docs/BENCHMARKS.md).
+bench: deps
+	$(SWIFT) run -c release fluxbus bench
+
+clean:
+	rm -rf .build $(VENV)

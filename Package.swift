@@ -1,0 +1,72 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "FluxBus",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "Flux", targets: ["Flux"]),
+        .library(name: "FluxBus", targets: ["FluxBus"]),
+        .library(name: "FluxBusProtocol", targets: ["FluxBusProtocol"]),
+        .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
+        .executable(name: "fluxbus", targets: ["fluxbus"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+    ],
+    targets: [
+        // In-process Flux: dispatcher, dependency graph, typed stores and hub, Redux store. No I/O, no dependencies.
+        .target(name: "Flux"),
+
+        // libzmq through pkg-config; only the ZeroMQ target imports it.
+        .systemLibrary(
+            name: "CZMQ",
+            pkgConfig: "libzmq",
+            providers: [.apt(["libzmq3-dev"])]
+        ),
+        .target(name: "ZeroMQ", dependencies: ["CZMQ"]),
+
+        // The wire messages and their codec: pure Swift, fuzzable without sockets.
+        .target(name: "FluxBusProtocol"),
+
+        // The distributed dispatcher: coordinator, worker, client.
+        .target(
+            name: "FluxBus",
+            dependencies: [
+                "Flux", "FluxBusProtocol", "ZeroMQ",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+
+        // The CLI: argument parsing only, everything else lives in FluxBus.
+        .executableTarget(
+            name: "fluxbus",
+            dependencies: [
+                "FluxBus", "Flux",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+
+        .testTarget(name: "FluxTests", dependencies: ["Flux"]),
+        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
+        .testTarget(
+            name: "FluxBusProtocolTests",
+            dependencies: [
+                "FluxBusProtocol",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+    ]
+)
+
+// One settings loop for every target, in the manner of swift-log.
+for target in package.targets where target.type != .system {
+    var settings = target.swiftSettings ?? []
+    settings.append(.enableUpcomingFeature("ExistentialAny"))
+    settings.append(.enableUpcomingFeature("MemberImportVisibility"))
+    target.swiftSettings = settings
+}
