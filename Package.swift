@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "Flux", targets: ["Flux"]),
+        .library(name: "FluxStores", targets: ["FluxStores"]),
         .library(name: "FluxBus", targets: ["FluxBus"]),
         .library(name: "FluxBusProtocol", targets: ["FluxBusProtocol"]),
         .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
@@ -20,6 +21,8 @@ let package = Package(
     targets: [
         // In-process Flux: dispatcher, dependency graph, typed stores and hub, Redux store. No I/O, no dependencies.
         .target(name: "Flux"),
+        // Ready-made stores: kv, counter, and the flight example's country, city and price.
+        .target(name: "FluxStores", dependencies: ["Flux"]),
 
         // libzmq through pkg-config; only the ZeroMQ target imports it.
         .systemLibrary(
@@ -36,7 +39,7 @@ let package = Package(
         .target(
             name: "FluxBus",
             dependencies: [
-                "Flux", "FluxBusProtocol", "ZeroMQ",
+                "Flux", "FluxStores", "FluxBusProtocol", "ZeroMQ",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -46,12 +49,12 @@ let package = Package(
         .executableTarget(
             name: "fluxbus",
             dependencies: [
-                "FluxBus", "Flux",
+                "FluxBus", "Flux", "FluxStores",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
 
-        .testTarget(name: "FluxTests", dependencies: ["Flux"]),
+        .testTarget(name: "FluxTests", dependencies: ["Flux", "FluxStores"]),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(
             name: "FluxBusProtocolTests",

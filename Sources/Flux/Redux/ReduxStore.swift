@@ -1,0 +1,140 @@
+/// A Redux store: immutable state replaced by a reducer, subscribers told of each change with the old and new
+/// state, and middleware around the reducer.
+///
+/// Rules:
+/// - A reducer that dispatches gets ``ReduxError`` (`dispatchFromReducer`); a reducer that throws leaves the state
+///   as it was and the store fully usable.
+/// - For `Equatable` state, a reduction that yields an equal state notifies nobody, unless `skipRepeats` is off.
+/// - A subscriber may dispatch. Its action is queued and reduced once every subscriber has heard of the current
+///   change, so each subscriber sees an unbroken chain of (old, new) pairs. Errors from queued actions are
+///   rethrown, the first one, from the `dispatch` call that started the round, after every queued action ran.
+///
+/// Like the ``Dispatcher``, a store belongs to one isolation domain.
+///
+/// ```swift
+/// let store = ReduxStore(state: 0, reducer: { count, action in
+///     (action as? CounterAction) == .increment ? count + 1 : count
+/// }, middleware: [.thunk])
+/// let subscription = store.subscribe { old, new in print(old, "->", new) }
+/// try store.dispatch(CounterAction.increment)    // prints 0 -> 1
+/// ```
+public final class ReduxStore<State> {
+    /// The current state.
+    public private(set) var state: State
+
+    private let reducer: Reducer<State>
+    private let isRepeat: ((State, State) -> Bool)?
+    private var chain: Middleware<State>.Dispatch = { _ in }
+    private var subscribers: [Subscriber] = []
+    private var nextSubscriberID = 0
+    private var isReducing = false
+    private var isNotifying = false
+    private var deferredActions: [any ReduxAction] = []
+
+    private final class Subscriber {
+        let id: Int
+        let handler: (State, State) -> Void
+        var isActive = true
+        init(id: Int, handler: @escaping (State, State) -> Void) {
+            self.id = id
+            self.handler = handler
+        }
+    }
+
+    /// Creates a store.
+    /// - Parameters:
+    ///   - state: the initial state.
+    ///   - reducer: computes each next state.
+    ///   - middleware: steps around the reducer; the first is the outermost.
+    public init(state: State, reducer: @escaping Reducer<State>, middleware: [Middleware<State>] = []) {
+        self.state = state
+        self.reducer = reducer
+        self.isRepeat = nil
+        buildChain(middleware)
+    }
+
+    /// Creates a store whose subscribers are not told of reductions that leave the state equal.
+    /// - Parameter skipRepeats: set to false to notify after every reduction.
+    public init(
+        state: State,
+        reducer: @escaping Reducer<State>,
+        middleware: [Middleware<State>] = [],
+        skipRepeats: Bool = true
+    ) where State: Equatable {
+        self.state = state
+        self.reducer = reducer
+        self.isRepeat = skipRepeats ? { $0 == $1 } : nil
+        buildChain(middleware)
+    }
+
+    /// Dispatches an action through the middleware to the reducer.
+    /// - Throws: ``ReduxError`` when called from a reducer, or whatever a middleware or the reducer threw.
+    public func dispatch(_ action: any ReduxAction) throws {
+        guard !isReducing else { throw ReduxError.dispatchFromReducer }
+        if isNotifying {
+            deferredActions.append(action)
+            return
+        }
+        try chain(action)
+    }
+
+    /// Runs an asynchronous thunk in the caller's isolation domain, giving it `dispatch` and `getState`.
+    /// - Throws: whatever the thunk throws.
+    public nonisolated(nonsending) func dispatch(_ thunk: AsyncThunk<State>) async throws {
+        try await thunk.body({ [unowned self] in try self.dispatch($0) }, { [unowned self] in self.state })
+    }
+
+    /// Calls `handler` with the old and new state after every change.
+    /// - Returns: the subscription; the handler is called until it is cancelled or deallocated.
+    public func subscribe(_ handler: @escaping (_ old: State, _ new: State) -> Void) -> Subscription {
+        nextSubscriberID += 1
+        let subscriber = Subscriber(id: nextSubscriberID, handler: handler)
+        subscribers.append(subscriber)
+        return Subscription { [weak self, weak subscriber] in
+            guard let self, let subscriber else { return }
+            subscriber.isActive = false
+            self.subscribers.removeAll { $0 === subscriber }
+        }
+    }
+
+    /// The number of active subscriptions.
+    public var subscriberCount: Int { subscribers.count }
+
+    private func buildChain(_ middleware: [Middleware<State>]) {
+        let api = MiddlewareAPI<State>(
+            dispatch: { [unowned self] in try self.dispatch($0) },
+            getState: { [unowned self] in self.state }
+        )
+        var next: Middleware<State>.Dispatch = { [unowned self] in try self.reduce($0) }
+        for step in middleware.reversed() {
+            let following = next
+            next = { action in try step.body(api, action, following) }
+        }
+        chain = next
+    }
+
+    private func reduce(_ action: any ReduxAction) throws {
+        guard !(action is any ThunkMarker) else { throw ReduxError.thunkWithoutMiddleware }
+        let old = state
+        isReducing = true
+        defer { isReducing = false }
+        let new = try reducer(old, action)
+        isReducing = false
+        state = new
+        if let isRepeat, isRepeat(old, new) { return }
+        try notify(old, new)
+    }
+
+    private func notify(_ old: State, _ new: State) throws {
+        isNotifying = true
+        for subscriber in subscribers where subscriber.isActive {
+            subscriber.handler(old, new)
+        }
+        isNotifying = false
+        var firstError: (any Error)?
+        while !deferredActions.isEmpty {
+            do { try chain(deferredActions.removeFirst()) } catch { firstError = firstError ?? error }
+        }
+        if let firstError { throw firstError }
+    }
+}

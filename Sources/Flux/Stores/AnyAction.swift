@@ -1,0 +1,91 @@
+import Foundation
+
+/// An action whose payload type has been erased, so that one queue or one wire can carry every kind.
+///
+/// In process the payload stays the typed value; off the wire it is JSON bytes that a handler decodes into its
+/// payload type. A handler sees the same ``Action`` either way.
+public struct AnyAction: Sendable {
+    /// The action's name.
+    public let name: String
+    /// The error the action carries, if any.
+    public let error: ActionError?
+    let payload: Value
+
+    /// Erases a typed action.
+    public init<Payload>(_ action: Action<Payload>) {
+        self.name = action.name
+        self.error = action.error
+        self.payload = .value(action.payload)
+    }
+
+    /// An action received as JSON bytes, as a worker gets it from the bus.
+    public init(name: String, json: [UInt8], error: ActionError? = nil) {
+        self.name = name
+        self.error = error
+        self.payload = .encoded(json)
+    }
+
+    /// The payload as a given type: the value itself in process, or decoded from JSON.
+    /// - Throws: ``StoreError`` with code `payloadType` when the payload does not fit the type.
+    public func payload<Payload: Decodable>(as type: Payload.Type = Payload.self) throws -> Payload {
+        do {
+            return try payload.decode(as: type)
+        } catch {
+            throw StoreError(
+                code: .payloadType,
+                message: "the payload of action `\(name)` is not a valid \(Payload.self): \(error)"
+            )
+        }
+    }
+
+    /// The payload as JSON bytes, ready for the wire.
+    /// - Throws: an `EncodingError` when the payload cannot be encoded.
+    public func encodedPayload() throws -> [UInt8] {
+        try payload.encoded()
+    }
+}
+
+/// A value that is either still typed (in process) or JSON bytes (from another process). Payloads and store
+/// outputs both travel this way, so a store reads them the same way wherever it runs.
+package enum Value: @unchecked Sendable {
+    // `@unchecked`: `.value` only ever holds `Sendable & Codable` payloads and outputs (see the initialisers that
+    // build it), but the existential is spelled without `Encodable` to keep casts cheap.
+    case value(any Sendable)
+    case encoded([UInt8])
+
+    package func decode<T: Decodable>(as type: T.Type) throws -> T {
+        switch self {
+        case .value(let value):
+            if let typed = value as? T { return typed }
+            // A different type of the same shape: go through JSON, exactly as a remote reader would.
+            return try JSONCoding.decode(T.self, from: try encoded())
+        case .encoded(let bytes):
+            return try JSONCoding.decode(T.self, from: bytes)
+        }
+    }
+
+    package func encoded() throws -> [UInt8] {
+        switch self {
+        case .encoded(let bytes):
+            return bytes
+        case .value(let value):
+            guard let encodable = value as? any Encodable else {
+                throw StoreError(code: .payloadType, message: "\(type(of: value)) is not Encodable")
+            }
+            return try JSONCoding.encode(encodable)
+        }
+    }
+}
+
+/// The project's one JSON setting: sorted keys, so that equal states give equal bytes and equal digests.
+package enum JSONCoding {
+    package static func encode(_ value: any Encodable) throws -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return Array(try encoder.encode(value))
+    }
+
+    package static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
+        try JSONDecoder().decode(T.self, from: Data(bytes))
+    }
+}

@@ -1,0 +1,62 @@
+/// One store instance behind a uniform face, so that the in-process ``Hub`` and the bus's worker drive any
+/// ``Store`` the same way: by name, through JSON at the edges, without knowing its concrete type.
+package final class AnyStore {
+    package let name: String
+    package let dependencies: [String]
+    package let actionNames: [String]
+    package let handlesAllActions: Bool
+    /// The typed instance, for ``Hub/store(of:)``.
+    package let instance: AnyObject
+
+    private let applyAction: (AnyAction, DispatchContext) throws -> Bool
+    private let currentOutput: () -> Value?
+    private let encodeState: () throws -> [UInt8]
+    private let restoreState: ([UInt8]) throws -> Void
+
+    /// Wraps a store instance.
+    package init<S: Store>(_ store: S) {
+        name = S.name
+        dependencies = S.dependencies
+        actionNames = S.handlers.actionNames
+        handlesAllActions = S.handlers.handlesAllActions
+        instance = store
+        applyAction = { action, context in try S.handlers.handle(action, in: store, context: context) }
+        currentOutput = { store.output().map { .value($0) } }
+        encodeState = { try JSONCoding.encode(store.state) }
+        restoreState = { bytes in
+            do {
+                store.state = try JSONCoding.decode(S.State.self, from: bytes)
+            } catch {
+                throw StoreError(code: .stateDecoding, message: "cannot restore store `\(S.name)`: \(error)")
+            }
+        }
+    }
+
+    /// Creates a store of the given type and wraps it.
+    package convenience init(_ type: any Store.Type) {
+        self.init(type.init())
+    }
+
+    /// Whether an action of this name reaches the store.
+    package func handles(_ actionName: String) -> Bool {
+        handlesAllActions || actionNames.contains(actionName)
+    }
+
+    /// Runs the store's handler for `action`.
+    /// - Returns: whether a handler ran.
+    package func apply(_ action: AnyAction, context: DispatchContext) throws -> Bool {
+        try applyAction(action, context)
+    }
+
+    /// The store's current output, still typed.
+    package func output() -> Value? { currentOutput() }
+
+    /// The store's current output as JSON, for the wire.
+    package func encodedOutput() throws -> [UInt8]? { try currentOutput()?.encoded() }
+
+    /// The store's state as canonical JSON (sorted keys): equal states give equal bytes.
+    package func encodedState() throws -> [UInt8] { try encodeState() }
+
+    /// Replaces the store's state with one decoded from JSON, as from a snapshot.
+    package func restore(fromJSON bytes: [UInt8]) throws { try restoreState(bytes) }
+}

@@ -1,0 +1,29 @@
+/// An error from the typed-store machinery (not from a store's own handler).
+public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What kind of problem occurred. New codes may be added later.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        public let description: String
+        /// A payload did not decode into the handler's payload type.
+        public static let payloadType = Code(description: "payload type")
+        /// A store asked for the output of a store it did not declare as a dependency.
+        public static let notADependency = Code(description: "not a dependency")
+        /// A dependency's output did not decode into the requested type.
+        public static let outputType = Code(description: "output type")
+        /// Too many actions were dispatched from handlers within one dispatch.
+        public static let cascadeLimit = Code(description: "cascade limit")
+        /// A state could not be restored from its encoded form.
+        public static let stateDecoding = Code(description: "state decoding")
+    }
+
+    /// What kind of problem occurred.
+    public let code: Code
+    /// What failed, with what input, and what to do about it.
+    public let message: String
+
+    public init(code: Code, message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { message }
+}

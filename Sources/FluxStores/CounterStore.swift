@@ -1,0 +1,25 @@
+import Flux
+
+/// The simplest probe that nothing was lost or applied twice: a number that only `counter.add` changes.
+public final class CounterStore: Store {
+    /// The payload of `counter.add`.
+    public struct Add: Codable, Sendable, Hashable {
+        public var by: Int
+        public init(by: Int) { self.by = by }
+    }
+
+    /// The counter's state, `{"value": N}` on the wire.
+    public struct State: Codable, Sendable, Hashable {
+        public var value = 0
+    }
+
+    /// `counter.add {"by": N}`.
+    public static let add = ActionType<Add>("counter.add")
+
+    public static let name = "counter"
+    public static let handlers = Handlers<CounterStore>()
+        .on(add) { store, action, _ in store.state.value += action.payload.by }
+
+    public var state = State()
+    public init() {}
+}
