@@ -10,7 +10,8 @@ public final class CounterStore: Store {
 
     /// The counter's state, `{"value": N}` on the wire.
     public struct State: Codable, Sendable, Hashable {
-        public var value = 0
+        public var value: Int
+        public init(value: Int = 0) { self.value = value }
     }
 
     /// `counter.add {"by": N}`.

@@ -40,6 +40,7 @@ public enum Flight {
 public final class CountryStore: Store {
     public struct State: Codable, Sendable, Hashable {
         public var country: String?
+        public init(country: String? = nil) { self.country = country }
     }
 
     public static let name = "country"
@@ -57,6 +58,10 @@ public final class CityStore: Store {
     public struct State: Codable, Sendable, Hashable {
         public var country: String?
         public var city: String?
+        public init(country: String? = nil, city: String? = nil) {
+            self.country = country
+            self.city = city
+        }
     }
 
     public static let name = "city"
@@ -83,6 +88,11 @@ public final class PriceStore: Store {
         public var country: String?
         public var city: String?
         public var price: Int?
+        public init(country: String? = nil, city: String? = nil, price: Int? = nil) {
+            self.country = country
+            self.city = city
+            self.price = price
+        }
     }
 
     public static let name = "price"

@@ -46,25 +46,36 @@ public final class ReduxStore<State> {
     ///   - state: the initial state.
     ///   - reducer: computes each next state.
     ///   - middleware: steps around the reducer; the first is the outermost.
-    public init(state: State, reducer: @escaping Reducer<State>, middleware: [Middleware<State>] = []) {
-        self.state = state
-        self.reducer = reducer
-        self.isRepeat = nil
-        buildChain(middleware)
-    }
-
-    /// Creates a store whose subscribers are not told of reductions that leave the state equal.
-    /// - Parameter skipRepeats: set to false to notify after every reduction.
+    ///   - skipRepeats: when the state is `Equatable`, subscribers are not told of a reduction that leaves it
+    ///     equal; set to false to notify after every reduction. Non-`Equatable` state always notifies.
     public init(
         state: State,
         reducer: @escaping Reducer<State>,
         middleware: [Middleware<State>] = [],
         skipRepeats: Bool = true
-    ) where State: Equatable {
+    ) {
         self.state = state
         self.reducer = reducer
-        self.isRepeat = skipRepeats ? { $0 == $1 } : nil
+        self.isRepeat = skipRepeats ? Self.equality() : nil
         buildChain(middleware)
+    }
+
+    /// `==` for `State`, when it is `Equatable`.
+    private static func equality() -> ((State, State) -> Bool)? {
+        guard let equatable = State.self as? any Equatable.Type else { return nil }
+        func compare<E: Equatable>(_: E.Type) -> (State, State) -> Bool {
+            // State is E here (checked above), so reinterpreting the values is exact and costs nothing.
+            { lhs, rhs in
+                withUnsafePointer(to: lhs) { left in
+                    withUnsafePointer(to: rhs) { right in
+                        left.withMemoryRebound(to: E.self, capacity: 1) { l in
+                            right.withMemoryRebound(to: E.self, capacity: 1) { r in l.pointee == r.pointee }
+                        }
+                    }
+                }
+            }
+        }
+        return compare(equatable)
     }
 
     /// Dispatches an action through the middleware to the reducer.
