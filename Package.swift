@@ -56,6 +56,7 @@ let package = Package(
 
         .testTarget(name: "FluxTests", dependencies: ["Flux", "FluxStores"]),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
+        .testTarget(name: "FluxBusTests", dependencies: ["FluxBus", "Flux", "FluxStores"]),
         .testTarget(
             name: "FluxBusProtocolTests",
             dependencies: [

@@ -52,6 +52,24 @@ struct DispatcherRuleTests {
         #expect(seen.allSatisfy { $0.1 == 42 })
     }
 
+    @Test func manyCallbacksKeepTheirOrderThroughGrowthAndRemoval() throws {
+        var seen: [Int] = []
+        let tokens = (0..<100).map { index in dispatcher.register { _ in seen.append(index) } }
+        for index in stride(from: 0, to: 100, by: 3) { try dispatcher.unregister(tokens[index]) }
+        // Remove more during a dispatch: the ones not yet run are skipped, and compacted away afterwards.
+        dispatcher.register { [dispatcher] _ in
+            for index in stride(from: 1, to: 100, by: 3) where index > 50 { try? dispatcher.unregister(tokens[index]) }
+        }
+        try dispatcher.dispatch(0)
+        let survivors = (0..<100).filter { $0 % 3 != 0 }
+        #expect(seen == survivors)
+        seen = []
+        try dispatcher.dispatch(0)
+        #expect(seen == survivors.filter { $0 % 3 != 1 || $0 < 50 })
+        #expect(throws: FluxError.unknownToken(tokens[52])) { try dispatcher.unregister(tokens[52]) }
+        try dispatcher.unregister(tokens[98])
+    }
+
     @Test func waitedForCallbackRunsOnceEvenWhenItsTurnComes() throws {
         var order: [String] = []
         var tokenC: DispatchToken!

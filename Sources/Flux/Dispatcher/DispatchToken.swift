@@ -30,7 +30,7 @@ public struct DispatchToken: RawRepresentable, Hashable, Sendable, CustomStringC
         self.init(rawValue: value)
     }
 
-    init(number: Int) {
+    @usableFromInline init(number: Int) {
         self.rawValue = Self.prefix + String(number)
         self.number = number
     }

@@ -23,55 +23,58 @@
 /// try dispatcher.dispatch("hello")
 /// ```
 public final class Dispatcher<Payload> {
-    @usableFromInline typealias Callback = (Payload) throws -> Void
-
-    /// One registered callback. `mark` records how far it got in the current pass, which spares resetting every
-    /// slot at the start of each dispatch: a mark from an older pass means "not started".
-    @usableFromInline struct Slot {
-        @usableFromInline let number: Int
-        @usableFromInline var callback: Callback?
-        @usableFromInline var mark: UInt64
-
-        @usableFromInline init(number: Int, callback: @escaping Callback) {
-            self.number = number
-            self.callback = callback
-            self.mark = 0
-        }
+    /// A registered callback. Wrapping the closure in a struct keeps it stored in the abstraction of `register`'s
+    /// parameter; stored bare in an array it would be re-abstracted once more, and each call would pass through one
+    /// more thunk.
+    @usableFromInline struct Callback {
+        @usableFromInline let call: (Payload) throws -> Void
+        @inlinable init(_ call: @escaping (Payload) throws -> Void) { self.call = call }
     }
 
-    /// Slots in registration order, so numbers ascend and lookups can bisect. A callback unregistered mid-dispatch
-    /// leaves its slot with a nil callback until the dispatch ends, which keeps indices stable while callbacks run.
-    @usableFromInline var slots: ContiguousArray<Slot> = []
-    @usableFromInline var lastNumber = 0
+    // Exclusivity: the properties below are read and written on every dispatch, and Swift's dynamic exclusivity
+    // checks on class properties would cost more than the callbacks themselves. They are safe to turn off because
+    // no access outlives a single statement: callbacks are called from a local copy of `callbacks`, and marks are
+    // written before and after a call, never during it, so a callback that registers, unregisters or waits never
+    // overlaps an access. The dispatcher is confined to one isolation domain, so no other thread can overlap one.
+
+    /// Slots in registration order, so numbers ascend and lookups can bisect; indices stay stable during a
+    /// dispatch because nothing is removed until it ends.
+    @usableFromInline let slots = SlotTable()
+    /// The callbacks, index for index with `slots`. A dispatch calls them from a snapshot taken as it starts, so
+    /// callbacks registered during the pass are left out unless someone waits for them.
+    @exclusivity(unchecked) @usableFromInline var callbacks: ContiguousArray<Callback> = []
+    @exclusivity(unchecked) @usableFromInline var lastNumber = 0
     /// Pass `p` marks a slot `2p` when its callback starts and `2p + 1` when it returns.
-    @usableFromInline var pass: UInt64 = 0
-    @usableFromInline var pendingPayload: Payload?
-    @usableFromInline var dispatching = false
-    @usableFromInline var hasVacantSlots = false
+    @exclusivity(unchecked) @usableFromInline var pass: UInt64 = 0
+    @exclusivity(unchecked) @usableFromInline var pendingPayload: Payload?
+    @exclusivity(unchecked) @usableFromInline var dispatching = false
+    @exclusivity(unchecked) @usableFromInline var hasVacantSlots = false
 
     /// Creates a dispatcher with no callbacks.
     public init() {}
 
     /// Registers a callback to be invoked with every dispatched payload.
     /// - Returns: a token for ``waitFor(_:)`` and ``unregister(_:)``.
-    @discardableResult
+    @inlinable @discardableResult
     public func register(_ callback: @escaping (Payload) throws -> Void) -> DispatchToken {
         lastNumber += 1
-        slots.append(Slot(number: lastNumber, callback: callback))
+        slots.append(DispatcherSlot(number: lastNumber))
+        callbacks.append(Callback(callback))
         return DispatchToken(number: lastNumber)
     }
 
     /// Removes a callback. During a dispatch, a callback that has not run yet will not run.
     /// - Throws: ``FluxError/unknownToken(_:)`` when the token maps to no registered callback.
     public func unregister(_ token: DispatchToken) throws {
-        guard let index = index(of: token), slots[index].callback != nil else {
+        guard let index = index(of: token), !slots[index].isVacant else {
             throw FluxError.unknownToken(token)
         }
         if dispatching {
-            slots[index].callback = nil
+            slots[index].isVacant = true
             hasVacantSlots = true
         } else {
             slots.remove(at: index)
+            callbacks.remove(at: index)
         }
     }
 
@@ -90,12 +93,15 @@ public final class Dispatcher<Payload> {
         defer { stopDispatching() }
 
         let started = 2 &* pass
-        // Callbacks registered during this pass sit beyond `count`; they run only if someone waits for them.
-        let count = slots.count
+        // Callbacks registered during this pass are not in the snapshot; they run only if someone waits for them.
+        let snapshot = callbacks
         var index = 0
-        while index < count {
-            if slots[index].mark < started, let callback = slots[index].callback {
-                try invoke(callback, at: index, payload)
+        while index < snapshot.count {
+            let slot = slots[index]
+            if slot.mark < started, !slot.isVacant {
+                slots[index].mark = started
+                try snapshot[index].call(payload)
+                slots[index].mark = started &+ 1
             }
             index &+= 1
         }
@@ -111,48 +117,41 @@ public final class Dispatcher<Payload> {
         let started = 2 &* pass
         for token in tokens {
             guard let index = index(of: token) else { throw FluxError.unknownToken(token) }
-            let mark = slots[index].mark
-            if mark >= started {
-                guard mark == started &+ 1 else { throw FluxError.circularDependency(token) }
+            let slot = slots[index]
+            if slot.mark >= started {
+                guard slot.mark == started &+ 1 else { throw FluxError.circularDependency(token) }
                 continue
             }
-            guard let callback = slots[index].callback else { throw FluxError.unknownToken(token) }
-            try invoke(callback, at: index, payload)
+            guard !slot.isVacant else { throw FluxError.unknownToken(token) }
+            let callback = callbacks[index]
+            slots[index].mark = started
+            try callback.call(payload)
+            slots[index].mark = started &+ 1
         }
     }
 
-    /// Runs one slot's callback, marking it started before and finished after. Slot indices stay valid across the
-    /// call: a callback may append slots, but nothing is removed until the dispatch ends.
+    /// Ends a dispatch. Inlinable so that it is specialised with `dispatch`: clearing `pendingPayload` in unspecialised
+    /// code would look up `Optional<Payload>`'s metadata on every dispatch.
     @inlinable
-    func invoke(_ callback: Callback, at index: Int, _ payload: Payload) throws {
-        let started = 2 &* pass
-        slots[index].mark = started
-        try callback(payload)
-        slots[index].mark = started &+ 1
-    }
-
-    @usableFromInline
     func stopDispatching() {
         dispatching = false
         pendingPayload = nil
-        if hasVacantSlots {
-            slots.removeAll { $0.callback == nil }
-            hasVacantSlots = false
-        }
+        if hasVacantSlots { removeVacantSlots() }
     }
 
-    /// Finds a token's slot by bisecting the ascending slot numbers.
+    /// Drops the slots unregistered during the dispatch that just ended.
     @usableFromInline
-    func index(of token: DispatchToken) -> Int? {
-        guard let number = token.number else { return nil }
-        var low = 0
-        var high = slots.count
-        while low < high {
-            let middle = (low &+ high) / 2
-            let candidate = slots[middle].number
-            if candidate == number { return middle }
-            if candidate < number { low = middle &+ 1 } else { high = middle }
+    func removeVacantSlots() {
+        for index in (0..<slots.count).reversed() where slots[index].isVacant {
+            slots.remove(at: index)
+            callbacks.remove(at: index)
         }
-        return nil
+        hasVacantSlots = false
+    }
+
+    /// Finds a token's slot.
+    @inlinable
+    func index(of token: DispatchToken) -> Int? {
+        token.number.flatMap(slots.index(of:))
     }
 }

@@ -54,6 +54,9 @@ public final class Hub {
         storesByType[ObjectIdentifier(type)]?.instance as? S
     }
 
+    /// The erased store registered under a name, for code that works by name (the demo, the bus worker).
+    package func anyStore(named name: String) -> AnyStore? { storesByName[name] }
+
     /// Whether a dispatch is running.
     public var isDispatching: Bool { dispatching }
 
