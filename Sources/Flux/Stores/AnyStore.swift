@@ -13,14 +13,21 @@ package final class AnyStore {
     private let encodeState: () throws -> [UInt8]
     private let restoreState: ([UInt8]) throws -> Void
 
-    /// Wraps a store instance.
-    package init<S: Store>(_ store: S) {
-        name = S.name
-        dependencies = S.dependencies
-        actionNames = S.handlers.actionNames
-        handlesAllActions = S.handlers.handlesAllActions
+    /// Wraps a store instance, optionally under another name, with other dependencies, or limited to some of the
+    /// action types it has handlers for (a worker's `--store NAME=KIND,after=…,handles=…` does this).
+    package init<S: Store>(
+        _ store: S, name: String? = nil, dependencies: [String]? = nil, limitedTo actionNames: [String]? = nil
+    ) {
+        self.name = name ?? S.name
+        self.dependencies = dependencies ?? S.dependencies
+        self.actionNames = actionNames ?? S.handlers.actionNames
+        self.handlesAllActions = actionNames == nil && S.handlers.handlesAllActions
         instance = store
-        applyAction = { action, context in try S.handlers.handle(action, in: store, context: context) }
+        let handled = actionNames.map(Set.init)
+        applyAction = { action, context in
+            if let handled, !handled.contains(action.name) { return false }
+            return try S.handlers.handle(action, in: store, context: context)
+        }
         currentOutput = { store.output().map { .value($0) } }
         encodeState = { try JSONCoding.encode(store.state) }
         restoreState = { bytes in
@@ -32,9 +39,19 @@ package final class AnyStore {
         }
     }
 
-    /// Creates a store of the given type and wraps it.
-    package convenience init(_ type: any Store.Type) {
-        self.init(type.init())
+    /// Creates a store of the given type and wraps it; see ``init(_:name:dependencies:limitedTo:)``.
+    package convenience init(
+        _ type: any Store.Type, name: String? = nil, dependencies: [String]? = nil, limitedTo actionNames: [String]? = nil
+    ) {
+        self.init(type.init(), name: name, dependencies: dependencies, limitedTo: actionNames)
+    }
+
+    /// The action types the store's handler map covers, whatever it is limited to.
+    package static func handledActions(of type: any Store.Type) -> (names: [String], all: Bool) {
+        func open<S: Store>(_: S.Type) -> (names: [String], all: Bool) {
+            (S.handlers.actionNames, S.handlers.handlesAllActions)
+        }
+        return open(type)
     }
 
     /// Whether an action of this name reaches the store.
