@@ -97,7 +97,9 @@ extension ZMQSocket {
             let size = zmq_msg_size(&message)
             let data = zmq_msg_data(&message)
             frames.append([UInt8](unsafeUninitializedCapacity: size) { buffer, count in
-                if size > 0, let data { buffer.baseAddress!.initialize(from: data.assumingMemoryBound(to: UInt8.self), count: size) }
+                if size > 0, let data, let target = buffer.baseAddress {
+                    target.initialize(from: data.assumingMemoryBound(to: UInt8.self), count: size)
+                }
                 count = size
             })
         } while zmq_msg_more(&message) != 0
