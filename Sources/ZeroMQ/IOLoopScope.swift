@@ -1,0 +1,222 @@
+/// The loop-thread side of an ``IOLoop``: its sockets, read handlers and timers.
+///
+/// Every closure run by the loop receives its scope. The scope is not `Sendable`, so it (and the sockets created
+/// through it) cannot leave the loop's thread; handlers and timer bodies registered here need not be `Sendable`
+/// either, and may share plain mutable state with each other.
+///
+/// ```swift
+/// loop.execute { scope in
+///     let subscriber = try scope.socket(.sub)
+///     try subscriber.subscribe()
+///     try subscriber.connect(publishEndpoint)
+///     var received = 0
+///     scope.add(subscriber) { socket in
+///         while let frames = try socket.tryReceive() { received += 1; output.yield(frames) }
+///     }
+///     scope.schedule(every: .seconds(1)) { print("received \(received)") }
+/// }
+/// ```
+public final class IOLoopScope {
+    /// The loop this scope belongs to.
+    public let loop: IOLoop
+
+    private final class Registration {
+        let socket: ZMQSocket
+        var onReadable: (ZMQSocket) throws -> Void
+        var isActive = true
+
+        init(socket: ZMQSocket, onReadable: @escaping (ZMQSocket) throws -> Void) {
+            self.socket = socket
+            self.onReadable = onReadable
+        }
+    }
+
+    private final class ScheduledTimer {
+        let handle = IOLoopTimer()
+        var deadline: ContinuousClock.Instant
+        let interval: Duration?
+        let body: () throws -> Void
+        var isDone = false
+
+        init(deadline: ContinuousClock.Instant, interval: Duration?, body: @escaping () throws -> Void) {
+            self.deadline = deadline
+            self.interval = interval
+            self.body = body
+        }
+
+        var isLive: Bool { !isDone && !handle.isCancelled }
+    }
+
+    private struct WeakSocket {
+        weak var socket: ZMQSocket?
+    }
+
+    private var registrations: [Registration] = []
+    private var timers: [ScheduledTimer] = []
+    private var createdSockets: [WeakSocket] = []
+    private var poller = ZMQPoller()
+    /// The registrations behind the poller's items 1..., as of the last rebuild; item 0 is the wake pipe.
+    private var polled: [Registration] = []
+    private var pollerIsStale = true
+
+    init(loop: IOLoop) {
+        self.loop = loop
+    }
+
+    /// The loop's context.
+    public var context: ZMQContext { loop.context }
+
+    /// Creates a socket in the loop's context. The loop closes it when it stops, if it is still open.
+    ///
+    /// - Throws: ``ZMQError``: ``ZMQError/isTerminated`` after the context was shut down.
+    public func socket(_ type: SocketType) throws(ZMQError) -> ZMQSocket {
+        let socket = try ZMQSocket(type, context: context)
+        createdSockets.removeAll { $0.socket == nil }
+        createdSockets.append(WeakSocket(socket: socket))
+        return socket
+    }
+
+    /// Calls `onReadable` on the loop's thread whenever `socket` has a message, until ``remove(_:)`` or until the
+    /// socket is closed. Adding a socket again replaces its handler. The loop closes the socket when it stops.
+    ///
+    /// Polling is level-triggered: the handler should receive at least one message, and usually all that are
+    /// ready (`while let frames = try socket.tryReceive()`), or it will be called again at once. Errors it throws
+    /// go to the loop's `onError`.
+    public func add(_ socket: ZMQSocket, onReadable: @escaping (ZMQSocket) throws -> Void) {
+        if let existing = registrations.first(where: { $0.socket === socket }) {
+            existing.onReadable = onReadable
+            return
+        }
+        registrations.append(Registration(socket: socket, onReadable: onReadable))
+        pollerIsStale = true
+    }
+
+    /// Stops serving `socket`; it stays open.
+    public func remove(_ socket: ZMQSocket) {
+        registrations.removeAll { registration in
+            guard registration.socket === socket else { return false }
+            registration.isActive = false
+            return true
+        }
+        pollerIsStale = true
+    }
+
+    /// Runs `body` once on the loop's thread after `delay`.
+    @discardableResult
+    public func schedule(after delay: Duration, _ body: @escaping () throws -> Void) -> IOLoopTimer {
+        addTimer(ScheduledTimer(deadline: .now.advanced(by: delay), interval: nil, body: body))
+    }
+
+    /// Runs `body` on the loop's thread every `interval`, first after one interval. Ticks that the loop was too busy
+    /// to run are skipped, not run in a burst.
+    @discardableResult
+    public func schedule(every interval: Duration, _ body: @escaping () throws -> Void) -> IOLoopTimer {
+        precondition(interval > .zero, "a repeating timer needs a positive interval, got \(interval)")
+        return addTimer(ScheduledTimer(deadline: .now.advanced(by: interval), interval: interval, body: body))
+    }
+
+    /// Asks the loop to stop after the current iteration; see ``IOLoop/shutdown()``.
+    public func stop() {
+        loop.requestStop()
+    }
+
+    private func addTimer(_ timer: ScheduledTimer) -> IOLoopTimer {
+        timers.append(timer)
+        return timer.handle
+    }
+
+    // MARK: - The loop
+
+    /// Runs timers, jobs and socket handlers until the loop is asked to stop (or its context is shut down) and no
+    /// queued job is left.
+    func runUntilStopped() {
+        while true {
+            fireDueTimers()
+            guard let jobs = loop.takeJobs() else { return }
+            for job in jobs { perform { try job(self) } }
+            do {
+                rebuildPollerIfNeeded()
+                let ready = try poller.poll(timeout: timeToNextTimer())
+                if ready > 0 { dispatchReadable() }
+            } catch {
+                // ETERM: the context was shut down, so no socket can work any more; any other error would repeat
+                // on every iteration. Either way, stop after the queued jobs instead of spinning.
+                if !error.isTerminated { loop.onError(error) }
+                loop.requestStop()
+            }
+        }
+    }
+
+    /// Closes every socket the loop served or created, and drops all handlers and timers (breaking any reference
+    /// cycle through them).
+    func closeEverything() {
+        for registration in registrations {
+            registration.isActive = false
+            registration.socket.close()
+        }
+        for created in createdSockets { created.socket?.close() }
+        registrations.removeAll()
+        createdSockets.removeAll()
+        timers.removeAll()
+        polled.removeAll()
+        poller.removeAll()
+    }
+
+    private func perform(_ body: () throws -> Void) {
+        do { try body() } catch { loop.onError(error) }
+    }
+
+    private func rebuildPollerIfNeeded() {
+        if registrations.contains(where: { $0.socket.isClosed }) {
+            remove(closedSocketsFrom: &registrations)
+        }
+        guard pollerIsStale else { return }
+        poller.removeAll()
+        poller.add(fileDescriptor: loop.wakePipe.readEnd, events: .readable)
+        for registration in registrations { poller.add(registration.socket, events: .readable) }
+        polled = registrations
+        pollerIsStale = false
+    }
+
+    private func remove(closedSocketsFrom registrations: inout [Registration]) {
+        registrations.removeAll { registration in
+            guard registration.socket.isClosed else { return false }
+            registration.isActive = false
+            return true
+        }
+        pollerIsStale = true
+    }
+
+    private func dispatchReadable() {
+        for (offset, registration) in polled.enumerated() where poller[offset + 1].contains(.readable) {
+            // An earlier handler in this round may have removed or closed it.
+            guard registration.isActive, !registration.socket.isClosed else { continue }
+            perform { try registration.onReadable(registration.socket) }
+        }
+    }
+
+    private func fireDueTimers() {
+        guard !timers.isEmpty else { return }
+        let now = ContinuousClock.now
+        let due = timers.filter { $0.isLive && $0.deadline <= now }.sorted { $0.deadline < $1.deadline }
+        for timer in due where timer.isLive {
+            perform(timer.body)
+            if let interval = timer.interval {
+                let next = timer.deadline.advanced(by: interval)
+                timer.deadline = next > now ? next : now.advanced(by: interval)
+            } else {
+                timer.isDone = true
+            }
+        }
+        timers.removeAll { !$0.isLive }
+    }
+
+    /// The time until the nearest live timer; `nil` (wait indefinitely) when there is none.
+    private func timeToNextTimer() -> Duration? {
+        guard let nearest = timers.lazy.filter(\.isLive).map(\.deadline).min() else { return nil }
+        return max(.zero, ContinuousClock.now.duration(to: nearest))
+    }
+}
+
+@available(*, unavailable)
+extension IOLoopScope: Sendable {}
