@@ -117,7 +117,7 @@ public struct Codec: Sendable {
         guard let command = Command(rawValue: byte) else { throw DecodeError(code: .unknownCommand, value: Int(byte)) }
         var reader = WireReader(UnsafeBufferPointer(rebasing: body.dropFirst()), limits: limits)
         do {
-            let message = try Message.readBody(command, from: &reader)
+            let message = try Message.make(command, by: &reader)
             try reader.finish()
             return message
         } catch {

@@ -113,38 +113,39 @@ public enum Message: Sendable, Hashable {
         }
     }
 
-    /// Decodes the body that follows `command`'s byte: the single switch from command to type.
-    static func readBody(_ command: Command, from reader: inout WireReader) throws(DecodeError) -> Message {
+    /// A message of `command` whose body starts empty and is then visited: with the reader,
+    /// this decodes. The single switch from command to body type.
+    package static func make<V: WireVisitor>(_ command: Command, by visitor: inout V) throws(V.Failure) -> Message {
         switch command {
-        case .hello: .hello(try reader.body())
-        case .welcome: .welcome(try reader.body())
-        case .reject: .reject(try reader.body())
-        case .ready: .ready(try reader.body())
-        case .action: .action(try reader.body())
-        case .release: .release(try reader.body())
-        case .ack: .ack(try reader.body())
-        case .fetch: .fetch(try reader.body())
-        case .replay: .replay(try reader.body())
-        case .heartbeat: .heartbeat(try reader.body())
-        case .goodbye: .goodbye(try reader.body())
-        case .snapshot: .snapshot(try reader.body())
-        case .dispatch: .dispatch(try reader.body())
-        case .result: .result(try reader.body())
-        case .error: .error(try reader.body())
-        case .statusRequest: .statusRequest(try reader.body())
-        case .status: .status(try reader.body())
-        case .graphRequest: .graphRequest(try reader.body())
-        case .graph: .graph(try reader.body())
-        case .stateRequest: .stateRequest(try reader.body())
-        case .state: .state(try reader.body())
-        case .completed: .completed(try reader.body())
+        case .hello: .hello(try visitor.fresh())
+        case .welcome: .welcome(try visitor.fresh())
+        case .reject: .reject(try visitor.fresh())
+        case .ready: .ready(try visitor.fresh())
+        case .action: .action(try visitor.fresh())
+        case .release: .release(try visitor.fresh())
+        case .ack: .ack(try visitor.fresh())
+        case .fetch: .fetch(try visitor.fresh())
+        case .replay: .replay(try visitor.fresh())
+        case .heartbeat: .heartbeat(try visitor.fresh())
+        case .goodbye: .goodbye(try visitor.fresh())
+        case .snapshot: .snapshot(try visitor.fresh())
+        case .dispatch: .dispatch(try visitor.fresh())
+        case .result: .result(try visitor.fresh())
+        case .error: .error(try visitor.fresh())
+        case .statusRequest: .statusRequest(try visitor.fresh())
+        case .status: .status(try visitor.fresh())
+        case .graphRequest: .graphRequest(try visitor.fresh())
+        case .graph: .graph(try visitor.fresh())
+        case .stateRequest: .stateRequest(try visitor.fresh())
+        case .state: .state(try visitor.fresh())
+        case .completed: .completed(try visitor.fresh())
         }
     }
 }
 
-extension WireReader {
-    /// Reads one whole structure of type `T`.
-    mutating func body<T: WireItem>() throws(DecodeError) -> T {
+extension WireVisitor {
+    /// An empty `T`, visited.
+    fileprivate mutating func fresh<T: WireItem>() throws(Failure) -> T {
         var value = T()
         try value.visit(&self)
         return value

@@ -2,39 +2,39 @@
 ///
 /// The writer trusts its input: ``WireSizer`` has already measured the message and checked
 /// that every length fits its length prefix.
-struct WireWriter: WireVisitor {
-    typealias Failure = Never
+package struct WireWriter: WireVisitor {
+    package typealias Failure = Never
 
-    private(set) var bytes: [UInt8] = []
+    package private(set) var bytes: [UInt8] = []
 
-    init(capacity: Int) {
+    package init(capacity: Int) {
         bytes.reserveCapacity(capacity)
     }
 
-    mutating func integer<T: FixedWidthInteger>(_ value: T) {
+    package mutating func integer<T: FixedWidthInteger>(_ value: T) {
         withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
     }
 
-    mutating func u16(_ value: inout UInt16, _ field: StaticString) { integer(value) }
-    mutating func u32(_ value: inout UInt32, _ field: StaticString) { integer(value) }
-    mutating func u64(_ value: inout UInt64, _ field: StaticString) { integer(value) }
-    mutating func bool(_ value: inout Bool, _ field: StaticString) { bytes.append(value ? 1 : 0) }
+    package mutating func u16(_ value: inout UInt16, _ field: StaticString) { integer(value) }
+    package mutating func u32(_ value: inout UInt32, _ field: StaticString) { integer(value) }
+    package mutating func u64(_ value: inout UInt64, _ field: StaticString) { integer(value) }
+    package mutating func bool(_ value: inout Bool, _ field: StaticString) { bytes.append(value ? 1 : 0) }
 
-    mutating func string(_ value: inout String, _ field: StaticString) {
+    package mutating func string(_ value: inout String, _ field: StaticString) {
         integer(UInt16(truncatingIfNeeded: value.utf8.count))
         bytes.append(contentsOf: value.utf8)
     }
 
-    mutating func bytes(_ value: inout [UInt8], _ field: StaticString) {
+    package mutating func bytes(_ value: inout [UInt8], _ field: StaticString) {
         integer(UInt32(truncatingIfNeeded: value.count))
         bytes.append(contentsOf: value)
     }
 
-    mutating func enumeration<T: WireEnum>(_ value: inout T, _ field: StaticString) {
+    package mutating func enumeration<T: WireEnum>(_ value: inout T, _ field: StaticString) {
         bytes.append(value.rawValue)
     }
 
-    mutating func list<T: WireItem>(_ items: inout [T], _ field: StaticString) {
+    package mutating func list<T: WireItem>(_ items: inout [T], _ field: StaticString) {
         integer(UInt16(truncatingIfNeeded: items.count))
         for var item in items { item.visit(&self) }
     }
