@@ -1,0 +1,188 @@
+// Running dispatches and catching up: ACTION, RELEASE, ACK, FETCH, REPLAY, SNAPSHOT.
+// Each body's `visit` is its wire layout, field by field.
+
+extension Message {
+    /// ACTION (0x05), coordinator → workers on PUB (and re-sent directly over ROUTER):
+    /// run this action; `plan` says which stores run it and what each waits for.
+    public struct Action: Sendable, Hashable {
+        /// The epoch it is published under.
+        public var epoch: UInt64
+        /// Its sequence number: exactly one more than the last completed dispatch.
+        public var sequence: UInt64
+        /// The action's type, such as `country-update`.
+        public var actionType: String
+        /// The action's payload (JSON by convention).
+        public var payload: [UInt8]
+        /// The action's error (Flux actions may carry one), if any.
+        public var error: String?
+        /// The stores that run it, each with the planned stores it waits for.
+        public var plan: [PlanStep]
+
+        /// An ACTION with the given fields.
+        public init(epoch: UInt64, sequence: UInt64, actionType: String, payload: [UInt8], error: String? = nil, plan: [PlanStep]) {
+            self.epoch = epoch
+            self.sequence = sequence
+            self.actionType = actionType
+            self.payload = payload
+            self.error = error
+            self.plan = plan
+        }
+    }
+
+    /// RELEASE (0x06), coordinator → worker over ROUTER: the outcomes and outputs of remote
+    /// dependencies, for the stores of this worker that wait for them.
+    public struct Release: Sendable, Hashable {
+        /// The dispatch's epoch.
+        public var epoch: UInt64
+        /// The dispatch's sequence.
+        public var sequence: UInt64
+        /// The dependencies' recorded outcomes and outputs.
+        public var outputs: [StoreOutput]
+
+        /// A RELEASE with the given fields.
+        public init(epoch: UInt64, sequence: UInt64, outputs: [StoreOutput]) {
+            self.epoch = epoch
+            self.sequence = sequence
+            self.outputs = outputs
+        }
+    }
+
+    /// ACK (0x07), worker → coordinator over DEALER: results of some or all of the worker's
+    /// planned stores for one dispatch.
+    public struct Ack: Sendable, Hashable {
+        /// The dispatch's epoch.
+        public var epoch: UInt64
+        /// The dispatch's sequence.
+        public var sequence: UInt64
+        /// One result per store acknowledged.
+        public var results: [StoreResult]
+
+        /// An ACK with the given fields.
+        public init(epoch: UInt64, sequence: UInt64, results: [StoreResult]) {
+            self.epoch = epoch
+            self.sequence = sequence
+            self.results = results
+        }
+    }
+
+    /// FETCH (0x08), worker or client → coordinator over DEALER: send the completed
+    /// dispatches `from...to` (and re-send the in-flight ACTION if it is in that range).
+    public struct Fetch: Sendable, Hashable {
+        /// The requester's epoch; 0 when a client does not know it.
+        public var epoch: UInt64
+        /// The first sequence wanted.
+        public var from: UInt64
+        /// The last sequence wanted, inclusive.
+        public var to: UInt64
+
+        /// A FETCH with the given fields.
+        public init(epoch: UInt64, from: UInt64, to: UInt64) {
+            self.epoch = epoch
+            self.from = from
+            self.to = to
+        }
+    }
+
+    /// REPLAY (0x09), coordinator → requester over ROUTER: completed dispatches, in order,
+    /// with their recorded outcomes and outputs.
+    public struct Replay: Sendable, Hashable {
+        /// The coordinator's current epoch.
+        public var epoch: UInt64
+        /// Consecutive completed dispatches, starting at the FETCH's `from`.
+        public var entries: [ReplayEntry]
+
+        /// A REPLAY with the given fields.
+        public init(epoch: UInt64, entries: [ReplayEntry]) {
+            self.epoch = epoch
+            self.entries = entries
+        }
+    }
+
+    /// SNAPSHOT (0x0C), coordinator → worker over ROUTER: install this state of `store` as of
+    /// `sequence`, then catch up from `sequence + 1`.
+    public struct Snapshot: Sendable, Hashable {
+        /// The coordinator's current epoch.
+        public var epoch: UInt64
+        /// The store whose state this is.
+        public var store: String
+        /// The last sequence applied to this state.
+        public var sequence: UInt64
+        /// FNV-1a 64 of `state`.
+        public var digest: UInt64
+        /// The store's canonical state bytes (JSON by convention).
+        public var state: [UInt8]
+
+        /// A SNAPSHOT with the given fields.
+        public init(epoch: UInt64, store: String, sequence: UInt64, digest: UInt64, state: [UInt8]) {
+            self.epoch = epoch
+            self.store = store
+            self.sequence = sequence
+            self.digest = digest
+            self.state = state
+        }
+    }
+}
+
+extension Message.Action: WireItem {
+    package init() { self.init(epoch: 0, sequence: 0, actionType: "", payload: [], plan: []) }
+
+    package mutating func visit<V: WireVisitor>(_ visitor: inout V) throws(V.Failure) {
+        try visitor.u64(&epoch, "epoch")
+        try visitor.u64(&sequence, "sequence")
+        try visitor.string(&actionType, "actionType")
+        try visitor.bytes(&payload, "payload")
+        try visitor.optionalString(&error, "error")
+        try visitor.list(&plan, "plan")
+    }
+}
+
+extension Message.Release: WireItem {
+    package init() { self.init(epoch: 0, sequence: 0, outputs: []) }
+
+    package mutating func visit<V: WireVisitor>(_ visitor: inout V) throws(V.Failure) {
+        try visitor.u64(&epoch, "epoch")
+        try visitor.u64(&sequence, "sequence")
+        try visitor.list(&outputs, "outputs")
+    }
+}
+
+extension Message.Ack: WireItem {
+    package init() { self.init(epoch: 0, sequence: 0, results: []) }
+
+    package mutating func visit<V: WireVisitor>(_ visitor: inout V) throws(V.Failure) {
+        try visitor.u64(&epoch, "epoch")
+        try visitor.u64(&sequence, "sequence")
+        try visitor.list(&results, "results")
+    }
+}
+
+extension Message.Fetch: WireItem {
+    package init() { self.init(epoch: 0, from: 0, to: 0) }
+
+    package mutating func visit<V: WireVisitor>(_ visitor: inout V) throws(V.Failure) {
+        try visitor.u64(&epoch, "epoch")
+        try visitor.u64(&from, "from")
+        try visitor.u64(&to, "to")
+    }
+}
+
+extension Message.Replay: WireItem {
+    package init() { self.init(epoch: 0, entries: []) }
+
+    package mutating func visit<V: WireVisitor>(_ visitor: inout V) throws(V.Failure) {
+        try visitor.u64(&epoch, "epoch")
+        try visitor.list(&entries, "entries")
+    }
+}
+
+extension Message.Snapshot: WireItem {
+    package init() { self.init(epoch: 0, store: "", sequence: 0, digest: 0, state: []) }
+
+    package mutating func visit<V: WireVisitor>(_ visitor: inout V) throws(V.Failure) {
+        try visitor.u64(&epoch, "epoch")
+        try visitor.string(&store, "store")
+        try visitor.u64(&sequence, "sequence")
+        try visitor.u64(&digest, "digest")
+        try visitor.bytes(&state, "state")
+    }
+}

@@ -1,0 +1,195 @@
+// Joining, liveness and leaving: HELLO, WELCOME, REJECT, READY, HEARTBEAT, GOODBYE.
+// Each body's `visit` is its wire layout, field by field.
+
+extension Message {
+    /// HELLO (0x01), worker → coordinator over DEALER: join with the stores this process hosts.
+    public struct Hello: Sendable, Hashable {
+        /// The worker's stable id; also its DEALER routing id.
+        public var workerID: String
+        /// Random per process start, so the coordinator tells a restart from a duplicate.
+        public var instance: UInt64
+        /// The stores the worker hosts.
+        public var stores: [StoreDeclaration]
+
+        /// A HELLO with the given fields.
+        public init(workerID: String, instance: UInt64, stores: [StoreDeclaration]) {
+            self.workerID = workerID
+            self.instance = instance
+            self.stores = stores
+        }
+    }
+
+    /// WELCOME (0x02), coordinator → worker over ROUTER: the join is accepted.
+    public struct Welcome: Sendable, Hashable {
+        /// The coordinator's current epoch.
+        public var epoch: UInt64
+        /// The last completed sequence; the worker catches up to it.
+        public var sequence: UInt64
+        /// Where to connect the SUB socket.
+        public var publishEndpoint: String
+        /// How often each side heartbeats when otherwise silent.
+        public var heartbeatMillis: UInt32
+        /// Silence after which a peer is considered lost.
+        public var deadlineMillis: UInt32
+
+        /// A WELCOME with the given fields.
+        public init(epoch: UInt64, sequence: UInt64, publishEndpoint: String, heartbeatMillis: UInt32, deadlineMillis: UInt32) {
+            self.epoch = epoch
+            self.sequence = sequence
+            self.publishEndpoint = publishEndpoint
+            self.heartbeatMillis = heartbeatMillis
+            self.deadlineMillis = deadlineMillis
+        }
+    }
+
+    /// REJECT (0x03), coordinator → worker over ROUTER: the join (or the worker) is refused.
+    public struct Reject: Sendable, Hashable {
+        /// Why, as a number a program can act on.
+        public var code: Code
+        /// Why, in words an operator can act on.
+        public var reason: String
+
+        /// A REJECT with the given fields.
+        public init(code: Code, reason: String) {
+            self.code = code
+            self.reason = reason
+        }
+
+        /// A REJECT code (u16). Unknown codes are valid on the wire and mean "refused".
+        public struct Code: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+            /// The code's number.
+            public var rawValue: UInt16
+            /// The code with this number.
+            public init(rawValue: UInt16) { self.rawValue = rawValue }
+
+            /// 1: the HELLO's protocol version is not the coordinator's.
+            public static let versionMismatch = Code(rawValue: 1)
+            /// 2: the declared dependencies would form a cycle.
+            public static let cycle = Code(rawValue: 2)
+            /// 3: a store's declaration disagrees with the one the bus already has.
+            public static let topologyConflict = Code(rawValue: 3)
+            /// 4: a declaration is malformed (empty name, unknown dependency, …).
+            public static let invalidDeclaration = Code(rawValue: 4)
+            /// 5: a live worker with this id has another instance.
+            public static let duplicateWorker = Code(rawValue: 5)
+            /// 6: a replica is behind the retained history and no snapshot can be had.
+            public static let behindWindow = Code(rawValue: 6)
+            /// 7: the worker's key or id is not admitted.
+            public static let unauthorized = Code(rawValue: 7)
+            /// 8: a limit (workers, stores, replicas) would be exceeded.
+            public static let tooMany = Code(rawValue: 8)
+
+            /// The code's name, such as `version mismatch`, or its number when unknown.
+            public var description: String {
+                switch rawValue {
+                case 1: "version mismatch"
+                case 2: "cycle"
+                case 3: "topology conflict"
+                case 4: "invalid declaration"
+                case 5: "duplicate worker"
+                case 6: "behind window"
+                case 7: "unauthorized"
+                case 8: "too many"
+                default: "code \(rawValue)"
+                }
+            }
+        }
+    }
+
+    /// READY (0x04), worker → coordinator over DEALER: caught up and receiving on SUB.
+    public struct Ready: Sendable, Hashable {
+        /// The epoch of the WELCOME this answers.
+        public var epoch: UInt64
+        /// The last sequence the worker applied.
+        public var lastApplied: UInt64
+
+        /// A READY with the given fields.
+        public init(epoch: UInt64, lastApplied: UInt64) {
+            self.epoch = epoch
+            self.lastApplied = lastApplied
+        }
+    }
+
+    /// HEARTBEAT (0x0A): the coordinator's on PUB when idle, a worker's over DEALER when silent.
+    public struct Heartbeat: Sendable, Hashable {
+        /// The sender's epoch (a worker sends the epoch of its WELCOME).
+        public var epoch: UInt64
+        /// Coordinator: the last sequence published. Worker: the last sequence applied.
+        public var sequence: UInt64
+
+        /// A HEARTBEAT with the given fields.
+        public init(epoch: UInt64, sequence: UInt64) {
+            self.epoch = epoch
+            self.sequence = sequence
+        }
+    }
+
+    /// GOODBYE (0x0B), either way: the sender is leaving, or (from the coordinator) the
+    /// receiver is no longer registered and must send HELLO again.
+    public struct Goodbye: Sendable, Hashable {
+        /// Why, for the log.
+        public var reason: String
+
+        /// A GOODBYE with the given reason.
+        public init(reason: String) {
+            self.reason = reason
+        }
+    }
+}
+
+extension Message.Hello: WireItem {
+    package init() { self.init(workerID: "", instance: 0, stores: []) }
+
+    package mutating func visit<V: WireVisitor>(_ visitor: inout V) throws(V.Failure) {
+        try visitor.string(&workerID, "workerID")
+        try visitor.u64(&instance, "instance")
+        try visitor.list(&stores, "stores")
+    }
+}
+
+extension Message.Welcome: WireItem {
+    package init() { self.init(epoch: 0, sequence: 0, publishEndpoint: "", heartbeatMillis: 0, deadlineMillis: 0) }
+
+    package mutating func visit<V: WireVisitor>(_ visitor: inout V) throws(V.Failure) {
+        try visitor.u64(&epoch, "epoch")
+        try visitor.u64(&sequence, "sequence")
+        try visitor.string(&publishEndpoint, "publishEndpoint")
+        try visitor.u32(&heartbeatMillis, "heartbeatMillis")
+        try visitor.u32(&deadlineMillis, "deadlineMillis")
+    }
+}
+
+extension Message.Reject: WireItem {
+    package init() { self.init(code: Code(rawValue: 0), reason: "") }
+
+    package mutating func visit<V: WireVisitor>(_ visitor: inout V) throws(V.Failure) {
+        try visitor.u16(&code.rawValue, "code")
+        try visitor.string(&reason, "reason")
+    }
+}
+
+extension Message.Ready: WireItem {
+    package init() { self.init(epoch: 0, lastApplied: 0) }
+
+    package mutating func visit<V: WireVisitor>(_ visitor: inout V) throws(V.Failure) {
+        try visitor.u64(&epoch, "epoch")
+        try visitor.u64(&lastApplied, "lastApplied")
+    }
+}
+
+extension Message.Heartbeat: WireItem {
+    package init() { self.init(epoch: 0, sequence: 0) }
+
+    package mutating func visit<V: WireVisitor>(_ visitor: inout V) throws(V.Failure) {
+        try visitor.u64(&epoch, "epoch")
+        try visitor.u64(&sequence, "sequence")
+    }
+}
+
+extension Message.Goodbye: WireItem {
+    package init() { self.init(reason: "") }
+
+    package mutating func visit<V: WireVisitor>(_ visitor: inout V) throws(V.Failure) {
+        try visitor.string(&reason, "reason")
+    }
+}

@@ -1,0 +1,176 @@
+// Looking at the bus: STATUS_REQUEST, STATUS, GRAPH_REQUEST, GRAPH, STATE_REQUEST, STATE.
+// Each body's `visit` is its wire layout, field by field.
+
+extension Message {
+    /// STATUS_REQUEST (0x13), client → coordinator over DEALER: describe the bus.
+    public struct StatusRequest: Sendable, Hashable {
+        /// Chosen by the requester; echoed in the answer.
+        public var requestID: String
+
+        /// A STATUS_REQUEST with the given request id.
+        public init(requestID: String) {
+            self.requestID = requestID
+        }
+    }
+
+    /// STATUS (0x14), coordinator → client over ROUTER: the bus's workers and stores.
+    public struct Status: Sendable, Hashable {
+        /// The STATUS_REQUEST's request id.
+        public var requestID: String
+        /// The coordinator's current epoch.
+        public var epoch: UInt64
+        /// The last completed sequence.
+        public var sequence: UInt64
+        /// Dispatches waiting behind the one in flight.
+        public var queueLength: UInt32
+        /// The coordinator's publish endpoint.
+        public var publishEndpoint: String
+        /// Every worker the coordinator knows.
+        public var workers: [WorkerStatus]
+        /// Every store the coordinator knows.
+        public var stores: [StoreStatus]
+
+        /// A STATUS with the given fields.
+        public init(
+            requestID: String, epoch: UInt64, sequence: UInt64, queueLength: UInt32, publishEndpoint: String,
+            workers: [WorkerStatus], stores: [StoreStatus]
+        ) {
+            self.requestID = requestID
+            self.epoch = epoch
+            self.sequence = sequence
+            self.queueLength = queueLength
+            self.publishEndpoint = publishEndpoint
+            self.workers = workers
+            self.stores = stores
+        }
+    }
+
+    /// GRAPH_REQUEST (0x15), client → coordinator over DEALER: describe the waitFor graph.
+    public struct GraphRequest: Sendable, Hashable {
+        /// Chosen by the requester; echoed in the answer.
+        public var requestID: String
+
+        /// A GRAPH_REQUEST with the given request id.
+        public init(requestID: String) {
+            self.requestID = requestID
+        }
+    }
+
+    /// GRAPH (0x16), coordinator → client over ROUTER: the waitFor graph.
+    public struct Graph: Sendable, Hashable {
+        /// The GRAPH_REQUEST's request id.
+        public var requestID: String
+        /// Every store, with its edges.
+        public var stores: [GraphNode]
+
+        /// A GRAPH with the given fields.
+        public init(requestID: String, stores: [GraphNode]) {
+            self.requestID = requestID
+            self.stores = stores
+        }
+    }
+
+    /// STATE_REQUEST (0x17), client → coordinator, and coordinator → worker, over ROUTER/DEALER:
+    /// send the state of one store.
+    public struct StateRequest: Sendable, Hashable {
+        /// Chosen by the requester; echoed in the answer. The coordinator forwards with its own id.
+        public var requestID: String
+        /// The store wanted.
+        public var store: String
+
+        /// A STATE_REQUEST with the given fields.
+        public init(requestID: String, store: String) {
+            self.requestID = requestID
+            self.store = store
+        }
+    }
+
+    /// STATE (0x18), worker → coordinator, and coordinator → client: one replica's state of a store.
+    public struct State: Sendable, Hashable {
+        /// The STATE_REQUEST's request id.
+        public var requestID: String
+        /// The store.
+        public var store: String
+        /// The worker whose replica this is.
+        public var worker: String
+        /// The last sequence applied to this state.
+        public var sequence: UInt64
+        /// FNV-1a 64 of `state`.
+        public var digest: UInt64
+        /// The store's canonical state bytes (JSON by convention).
+        public var state: [UInt8]
+
+        /// A STATE with the given fields.
+        public init(requestID: String, store: String, worker: String, sequence: UInt64, digest: UInt64, state: [UInt8]) {
+            self.requestID = requestID
+            self.store = store
+            self.worker = worker
+            self.sequence = sequence
+            self.digest = digest
+            self.state = state
+        }
+    }
+}
+
+extension Message.StatusRequest: WireItem {
+    package init() { self.init(requestID: "") }
+
+    package mutating func visit<V: WireVisitor>(_ visitor: inout V) throws(V.Failure) {
+        try visitor.string(&requestID, "requestID")
+    }
+}
+
+extension Message.Status: WireItem {
+    package init() {
+        self.init(requestID: "", epoch: 0, sequence: 0, queueLength: 0, publishEndpoint: "", workers: [], stores: [])
+    }
+
+    package mutating func visit<V: WireVisitor>(_ visitor: inout V) throws(V.Failure) {
+        try visitor.string(&requestID, "requestID")
+        try visitor.u64(&epoch, "epoch")
+        try visitor.u64(&sequence, "sequence")
+        try visitor.u32(&queueLength, "queueLength")
+        try visitor.string(&publishEndpoint, "publishEndpoint")
+        try visitor.list(&workers, "workers")
+        try visitor.list(&stores, "stores")
+    }
+}
+
+extension Message.GraphRequest: WireItem {
+    package init() { self.init(requestID: "") }
+
+    package mutating func visit<V: WireVisitor>(_ visitor: inout V) throws(V.Failure) {
+        try visitor.string(&requestID, "requestID")
+    }
+}
+
+extension Message.Graph: WireItem {
+    package init() { self.init(requestID: "", stores: []) }
+
+    package mutating func visit<V: WireVisitor>(_ visitor: inout V) throws(V.Failure) {
+        try visitor.string(&requestID, "requestID")
+        try visitor.list(&stores, "stores")
+    }
+}
+
+extension Message.StateRequest: WireItem {
+    package init() { self.init(requestID: "", store: "") }
+
+    package mutating func visit<V: WireVisitor>(_ visitor: inout V) throws(V.Failure) {
+        try visitor.string(&requestID, "requestID")
+        try visitor.string(&store, "store")
+    }
+}
+
+extension Message.State: WireItem {
+    package init() { self.init(requestID: "", store: "", worker: "", sequence: 0, digest: 0, state: []) }
+
+    package mutating func visit<V: WireVisitor>(_ visitor: inout V) throws(V.Failure) {
+        try visitor.string(&requestID, "requestID")
+        try visitor.string(&store, "store")
+        try visitor.string(&worker, "worker")
+        try visitor.u64(&sequence, "sequence")
+        try visitor.u64(&digest, "digest")
+        try visitor.bytes(&state, "state")
+    }
+}

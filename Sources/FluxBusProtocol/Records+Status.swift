@@ -1,0 +1,146 @@
+// The list items of STATUS and GRAPH. Each type's `visit` is its wire layout, field by field.
+
+/// One worker as STATUS reports it.
+public struct WorkerStatus: Sendable, Hashable {
+    /// The worker's id.
+    public var id: String
+    /// Its standing with the coordinator.
+    public var state: WorkerState
+    /// The stores it hosts.
+    public var stores: [String]
+    /// The last sequence it reported applied.
+    public var lastApplied: UInt64
+    /// Milliseconds since the coordinator last heard from it.
+    public var heartbeatAgeMillis: UInt32
+
+    /// A worker status with the given fields.
+    public init(id: String, state: WorkerState, stores: [String], lastApplied: UInt64, heartbeatAgeMillis: UInt32) {
+        self.id = id
+        self.state = state
+        self.stores = stores
+        self.lastApplied = lastApplied
+        self.heartbeatAgeMillis = heartbeatAgeMillis
+    }
+}
+
+extension WorkerStatus: WireItem {
+    package init() { self.init(id: "", state: .live, stores: [], lastApplied: 0, heartbeatAgeMillis: 0) }
+
+    package mutating func visit<V: WireVisitor>(_ visitor: inout V) throws(V.Failure) {
+        try visitor.string(&id, "id")
+        try visitor.enumeration(&state, "state")
+        try visitor.list(&stores, "stores")
+        try visitor.u64(&lastApplied, "lastApplied")
+        try visitor.u32(&heartbeatAgeMillis, "heartbeatAgeMillis")
+    }
+}
+
+/// One replica of a store as STATUS reports it.
+public struct Replica: Sendable, Hashable {
+    /// The worker hosting it.
+    public var worker: String
+    /// The last sequence it applied.
+    public var lastApplied: UInt64
+    /// Its state digest at `lastApplied`.
+    public var digest: UInt64
+
+    /// A replica with the given fields.
+    public init(worker: String, lastApplied: UInt64, digest: UInt64) {
+        self.worker = worker
+        self.lastApplied = lastApplied
+        self.digest = digest
+    }
+}
+
+extension Replica: WireItem {
+    package init() { self.init(worker: "", lastApplied: 0, digest: 0) }
+
+    package mutating func visit<V: WireVisitor>(_ visitor: inout V) throws(V.Failure) {
+        try visitor.string(&worker, "worker")
+        try visitor.u64(&lastApplied, "lastApplied")
+        try visitor.u64(&digest, "digest")
+    }
+}
+
+/// One store as STATUS reports it: its declaration, what it waits on now, and its replicas.
+public struct StoreStatus: Sendable, Hashable {
+    /// The store's name.
+    public var name: String
+    /// The stores it depends on.
+    public var dependsOn: [String]
+    /// Whether it handles every action type.
+    public var handlesAll: Bool
+    /// The action types it handles, when `handlesAll` is false.
+    public var handles: [String]
+    /// The stores of the in-flight dispatch it is still waiting for; empty when idle.
+    public var waitingFor: [String]
+    /// The first sequence at which its replicas' digests disagreed; 0 when they never did.
+    public var divergedAt: UInt64
+    /// Its replicas.
+    public var replicas: [Replica]
+
+    /// A store status with the given fields.
+    public init(
+        name: String, dependsOn: [String], handlesAll: Bool, handles: [String], waitingFor: [String],
+        divergedAt: UInt64, replicas: [Replica]
+    ) {
+        self.name = name
+        self.dependsOn = dependsOn
+        self.handlesAll = handlesAll
+        self.handles = handles
+        self.waitingFor = waitingFor
+        self.divergedAt = divergedAt
+        self.replicas = replicas
+    }
+}
+
+extension StoreStatus: WireItem {
+    package init() {
+        self.init(name: "", dependsOn: [], handlesAll: false, handles: [], waitingFor: [], divergedAt: 0, replicas: [])
+    }
+
+    package mutating func visit<V: WireVisitor>(_ visitor: inout V) throws(V.Failure) {
+        try visitor.string(&name, "name")
+        try visitor.list(&dependsOn, "dependsOn")
+        try visitor.bool(&handlesAll, "handlesAll")
+        try visitor.list(&handles, "handles")
+        try visitor.list(&waitingFor, "waitingFor")
+        try visitor.u64(&divergedAt, "divergedAt")
+        try visitor.list(&replicas, "replicas")
+    }
+}
+
+/// One node of the global waitFor graph, as GRAPH reports it.
+public struct GraphNode: Sendable, Hashable {
+    /// The store's name.
+    public var name: String
+    /// The stores it depends on (the graph's edges).
+    public var dependsOn: [String]
+    /// Whether it handles every action type.
+    public var handlesAll: Bool
+    /// The action types it handles, when `handlesAll` is false.
+    public var handles: [String]
+    /// How many live replicas it has.
+    public var replicas: UInt16
+
+    /// A node with the given fields.
+    public init(name: String, dependsOn: [String], handlesAll: Bool, handles: [String], replicas: UInt16) {
+        self.name = name
+        self.dependsOn = dependsOn
+        self.handlesAll = handlesAll
+        self.handles = handles
+        self.replicas = replicas
+    }
+}
+
+extension GraphNode: WireItem {
+    package init() { self.init(name: "", dependsOn: [], handlesAll: false, handles: [], replicas: 0) }
+
+    package mutating func visit<V: WireVisitor>(_ visitor: inout V) throws(V.Failure) {
+        try visitor.string(&name, "name")
+        try visitor.list(&dependsOn, "dependsOn")
+        try visitor.bool(&handlesAll, "handlesAll")
+        try visitor.list(&handles, "handles")
+        try visitor.u16(&replicas, "replicas")
+    }
+}

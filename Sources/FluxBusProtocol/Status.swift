@@ -1,0 +1,43 @@
+/// How one store fared with one dispatch (wire type `status`, one byte).
+public enum OutcomeStatus: UInt8, CaseIterable, Sendable, Hashable, CustomStringConvertible, WireEnum {
+    /// The handler ran and returned.
+    case ok = 0
+    /// The handler threw; the message says why.
+    case failed = 1
+    /// The store did not run because a store it waits for failed, was skipped or was lost.
+    case skipped = 2
+    /// No answer came: the replica (or every replica of a dependency) was lost.
+    case lost = 3
+
+    /// `ok`, `failed`, `skipped` or `lost`.
+    public var description: String {
+        switch self {
+        case .ok: "ok"
+        case .failed: "failed"
+        case .skipped: "skipped"
+        case .lost: "lost"
+        }
+    }
+}
+
+/// A worker's standing with the coordinator, as STATUS reports it (wire type `worker-state`, one byte).
+public enum WorkerState: UInt8, CaseIterable, Sendable, Hashable, CustomStringConvertible, WireEnum {
+    /// Welcomed, caught up and counted in every acknowledgement set.
+    case live = 0
+    /// Welcomed, still fetching history; not yet counted.
+    case catchingUp = 1
+    /// Silent past its deadline; its stores left the live set until it joins again.
+    case lost = 2
+    /// Said GOODBYE.
+    case gone = 3
+
+    /// `live`, `catching-up`, `lost` or `gone`, as `fluxbus status --json` prints it.
+    public var description: String {
+        switch self {
+        case .live: "live"
+        case .catchingUp: "catching-up"
+        case .lost: "lost"
+        case .gone: "gone"
+        }
+    }
+}

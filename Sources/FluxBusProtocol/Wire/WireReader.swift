@@ -1,0 +1,110 @@
+/// Reads fields from a body frame, checking every length against the bytes that remain and
+/// against the limits before it allocates.
+///
+/// The buffer is only valid for the duration of the decode call that created the reader.
+struct WireReader: WireVisitor {
+    typealias Failure = DecodeError
+
+    private let buffer: UnsafeBufferPointer<UInt8>
+    private let limits: Limits
+    private var offset = 0
+
+    init(_ buffer: UnsafeBufferPointer<UInt8>, limits: Limits) {
+        self.buffer = buffer
+        self.limits = limits
+    }
+
+    /// The bytes not yet read.
+    var remaining: Int { buffer.count - offset }
+
+    /// Consumes `count` bytes and returns where they start.
+    private mutating func take(_ count: Int, _ field: StaticString) throws(DecodeError) -> Int {
+        guard count <= remaining else { throw .truncated(field, needed: count, remaining: remaining) }
+        defer { offset += count }
+        return offset
+    }
+
+    /// Consumes `count` bytes and returns them as a view into the frame.
+    private mutating func view(_ count: Int, _ field: StaticString) throws(DecodeError) -> UnsafeBufferPointer<UInt8> {
+        let start = try take(count, field)
+        return UnsafeBufferPointer(rebasing: buffer[start..<start + count])
+    }
+
+    mutating func integer<T: FixedWidthInteger & UnsignedInteger>(
+        _: T.Type, _ field: StaticString
+    ) throws(DecodeError) -> T {
+        let start = try take(MemoryLayout<T>.size, field)
+        return T(bigEndian: UnsafeRawBufferPointer(buffer).loadUnaligned(fromByteOffset: start, as: T.self))
+    }
+
+    /// Reads a length of type `T` and checks it against `limit` and the bytes remaining.
+    private mutating func length<T: FixedWidthInteger & UnsignedInteger>(
+        _: T.Type, limit: Int, _ field: StaticString
+    ) throws(DecodeError) -> Int {
+        let length = Int(try integer(T.self, field))
+        guard length <= limit else { throw .overLimit(field, length: length, limit: limit) }
+        guard length <= remaining else { throw .truncated(field, needed: length, remaining: remaining) }
+        return length
+    }
+
+    /// Checks that the whole frame was consumed.
+    func finish() throws(DecodeError) {
+        guard remaining == 0 else { throw DecodeError(code: .trailingBytes, value: remaining) }
+    }
+
+    mutating func u16(_ value: inout UInt16, _ field: StaticString) throws(DecodeError) {
+        value = try integer(UInt16.self, field)
+    }
+
+    mutating func u32(_ value: inout UInt32, _ field: StaticString) throws(DecodeError) {
+        value = try integer(UInt32.self, field)
+    }
+
+    mutating func u64(_ value: inout UInt64, _ field: StaticString) throws(DecodeError) {
+        value = try integer(UInt64.self, field)
+    }
+
+    mutating func bool(_ value: inout Bool, _ field: StaticString) throws(DecodeError) {
+        switch try integer(UInt8.self, field) {
+        case 0: value = false
+        case 1: value = true
+        case let byte: throw DecodeError(code: .invalidBool, field: "\(field)", value: Int(byte))
+        }
+    }
+
+    mutating func string(_ value: inout String, _ field: StaticString) throws(DecodeError) {
+        let utf8 = try view(length(UInt16.self, limit: limits.maxStringBytes, field), field)
+        guard let string = String(validating: utf8, as: UTF8.self) else {
+            throw DecodeError(code: .invalidUTF8, field: "\(field)")
+        }
+        value = string
+    }
+
+    mutating func bytes(_ value: inout [UInt8], _ field: StaticString) throws(DecodeError) {
+        value = Array(try view(length(UInt32.self, limit: limits.maxBytesField, field), field))
+    }
+
+    mutating func enumeration<T: WireEnum>(_ value: inout T, _ field: StaticString) throws(DecodeError) {
+        let byte = try integer(UInt8.self, field)
+        guard let decoded = T(rawValue: byte) else {
+            throw DecodeError(code: .invalidStatus, field: "\(field)", value: Int(byte))
+        }
+        value = decoded
+    }
+
+    mutating func list<T: WireItem>(_ items: inout [T], _ field: StaticString) throws(DecodeError) {
+        let count = Int(try integer(UInt16.self, field))
+        guard count <= limits.maxListCount else { throw .overLimit(field, length: count, limit: limits.maxListCount) }
+        // Every item occupies at least the empty item's size: a count the frame cannot hold
+        // fails here, before the array is allocated.
+        let needed = count * T.minimumWireSize
+        guard needed <= remaining else { throw .truncated(field, needed: needed, remaining: remaining) }
+        items.removeAll(keepingCapacity: true)
+        items.reserveCapacity(count)
+        for index in 0..<count {
+            var item = T()
+            do { try item.visit(&self) } catch { throw error.nested(in: field, index: index) }
+            items.append(item)
+        }
+    }
+}

@@ -1,0 +1,66 @@
+import FluxBusProtocol
+import Testing
+
+/// Exact bytes written out by hand: these pin the layout `docs/PROTOCOL.md` promises.
+@Suite("Golden bytes")
+struct GoldenBytesTests {
+    let codec = Codec()
+
+    @Test("HELLO encodes to the bytes written out by hand")
+    func hello() throws {
+        let message = Message.hello(.init(
+            workerID: "w1",
+            instance: 0x5EED_0000_0000_0001,
+            stores: [.init(name: "country", dependsOn: [], handlesAll: false, handles: ["country-update"], lastApplied: 0)]
+        ))
+        let body: [UInt8] = [
+            0x01,                                                   // command HELLO
+            0x00, 0x02, 0x77, 0x31,                                 // workerID "w1"
+            0x5E, 0xED, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01,         // instance
+            0x00, 0x01,                                             // stores: 1 item
+            0x00, 0x07, 0x63, 0x6F, 0x75, 0x6E, 0x74, 0x72, 0x79,   //   name "country"
+            0x00, 0x00,                                             //   dependsOn: 0 items
+            0x00,                                                   //   handlesAll false
+            0x00, 0x01,                                             //   handles: 1 item
+            0x00, 0x0E, 0x63, 0x6F, 0x75, 0x6E, 0x74, 0x72, 0x79,   //     "country-update"
+            0x2D, 0x75, 0x70, 0x64, 0x61, 0x74, 0x65,
+            0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,         //   lastApplied 0
+        ]
+        #expect(codec.encode(message) == [[0x46, 0x4C, 0x58, 0x42, 0x01], body])
+        #expect(try codec.decode([[0x46, 0x4C, 0x58, 0x42, 0x01], body]) == message)
+    }
+
+    @Test("ACTION encodes to the bytes written out by hand")
+    func action() throws {
+        let message = Message.action(.init(
+            epoch: 1, sequence: 2, actionType: "city-update", payload: Array(#"{"city":"Zürich"}"#.utf8),
+            error: "bad", plan: [.init(store: "city", waitsFor: []), .init(store: "price", waitsFor: ["city"])]
+        ))
+        let body: [UInt8] = [
+            0x05,                                                   // command ACTION
+            0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01,         // epoch 1
+            0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02,         // sequence 2
+            0x00, 0x0B, 0x63, 0x69, 0x74, 0x79, 0x2D, 0x75, 0x70,   // actionType "city-update"
+            0x64, 0x61, 0x74, 0x65,
+            0x00, 0x00, 0x00, 0x12,                                 // payload: 18 bytes
+            0x7B, 0x22, 0x63, 0x69, 0x74, 0x79, 0x22, 0x3A, 0x22,   //   {"city":"
+            0x5A, 0xC3, 0xBC, 0x72, 0x69, 0x63, 0x68, 0x22, 0x7D,   //   Zürich"}
+            0x01, 0x00, 0x03, 0x62, 0x61, 0x64,                     // error: present, "bad"
+            0x00, 0x02,                                             // plan: 2 items
+            0x00, 0x04, 0x63, 0x69, 0x74, 0x79,                     //   store "city"
+            0x00, 0x00,                                             //   waitsFor: 0 items
+            0x00, 0x05, 0x70, 0x72, 0x69, 0x63, 0x65,               //   store "price"
+            0x00, 0x01,                                             //   waitsFor: 1 item
+            0x00, 0x04, 0x63, 0x69, 0x74, 0x79,                     //     "city"
+        ]
+        #expect(codec.encode(message) == [[0x46, 0x4C, 0x58, 0x42, 0x01], body])
+        #expect(try codec.decode([[0x46, 0x4C, 0x58, 0x42, 0x01], body]) == message)
+    }
+
+    @Test("an absent optional is one zero byte; a status is one byte")
+    func optionalAndStatus() {
+        let message = Message.release(.init(epoch: 0, sequence: 0, outputs: [.init(store: "", status: .lost)]))
+        let body: [UInt8] = [0x06] + [UInt8](repeating: 0, count: 16) + [0x00, 0x01, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00]
+        #expect(codec.encode(message)[1] == body)
+    }
+}

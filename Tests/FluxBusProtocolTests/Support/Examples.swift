@@ -1,0 +1,100 @@
+import FluxBusProtocol
+
+/// Hand-written messages: one of every command, and the exchanges `docs/PROTOCOL.md` shows.
+enum Examples {
+    static func utf8(_ text: String) -> [UInt8] { Array(text.utf8) }
+
+    /// The flight example's country store state after `country-update {"country":"France"}`.
+    static let countryState = utf8(#"{"country":"France"}"#)
+
+    // MARK: The exchanges of docs/PROTOCOL.md, "Example exchanges"
+
+    /// Worker `w1`, hosting `country`, joins a fresh bus.
+    static let joinHello = Message.hello(.init(
+        workerID: "w1",
+        instance: 0x5EED_0000_0000_0001,
+        stores: [.init(name: "country", dependsOn: [], handlesAll: false, handles: ["country-update"], lastApplied: 0)]
+    ))
+    static let joinWelcome = Message.welcome(.init(
+        epoch: 1, sequence: 0, publishEndpoint: "tcp://127.0.0.1:7400", heartbeatMillis: 500, deadlineMillis: 2000
+    ))
+    static let joinReady = Message.ready(.init(epoch: 1, lastApplied: 0))
+
+    /// A client dispatches `country-update`; `w1`'s country store handles it.
+    static let dispatchRequest = Message.dispatch(.init(
+        requestID: "req-1", actionType: "country-update", payload: utf8(#"{"country":"France"}"#)
+    ))
+    static let dispatchAction = Message.action(.init(
+        epoch: 1, sequence: 1, actionType: "country-update", payload: utf8(#"{"country":"France"}"#),
+        plan: [.init(store: "country", waitsFor: [])]
+    ))
+    static let dispatchAck = Message.ack(.init(epoch: 1, sequence: 1, results: [
+        .init(store: "country", status: .ok, output: countryState, digest: StateDigest.fnv1a64(countryState)),
+    ]))
+    static let dispatchResult = Message.result(.init(
+        requestID: "req-1", epoch: 1, sequence: 1, elapsedMicros: 1250,
+        outcomes: [.init(store: "country", worker: "w1", status: .ok, digest: StateDigest.fnv1a64(countryState))]
+    ))
+
+    /// The named exchanges, in the order the document shows them.
+    static let documented: [(name: String, message: Message)] = [
+        ("join-hello", joinHello), ("join-welcome", joinWelcome), ("join-ready", joinReady),
+        ("dispatch-dispatch", dispatchRequest), ("dispatch-action", dispatchAction),
+        ("dispatch-ack", dispatchAck), ("dispatch-result", dispatchResult),
+    ]
+
+    // MARK: One of every command, with non-ASCII text, absent and present optionals
+
+    static let all: [Message] = [
+        .hello(.init(workerID: "wörker-1", instance: .max, stores: [
+            .init(name: "country", handlesAll: true, lastApplied: 41),
+            .init(name: "city", dependsOn: ["country"], handlesAll: false, handles: ["country-update", "city-update"]),
+        ])),
+        .welcome(.init(epoch: 7, sequence: 41, publishEndpoint: "tcp://127.0.0.1:7400", heartbeatMillis: 500, deadlineMillis: 2000)),
+        .reject(.init(code: .cycle, reason: "city → price → city would be a cycle")),
+        .ready(.init(epoch: 7, lastApplied: 41)),
+        .action(.init(epoch: 7, sequence: 42, actionType: "city-update", payload: utf8(#"{"city":"Zürich"}"#),
+                      error: "validation: 城市 unknown", plan: [.init(store: "city"), .init(store: "price", waitsFor: ["city"])])),
+        .release(.init(epoch: 7, sequence: 42, outputs: [
+            .init(store: "city", status: .ok, output: utf8(#"{"city":"Zürich"}"#)),
+            .init(store: "country", status: .failed, message: "boom 💥"),
+        ])),
+        .ack(.init(epoch: 7, sequence: 42, results: [
+            .init(store: "price", status: .skipped, message: "dependency city failed", digest: 0xDEAD_BEEF),
+            .init(store: "city", status: .ok, output: [], digest: 1),
+        ])),
+        .fetch(.init(epoch: 0, from: 1, to: 41)),
+        .replay(.init(epoch: 7, entries: [
+            .init(epoch: 6, sequence: 40, actionType: "kv.set", payload: utf8(#"{"key":"k","value":1}"#),
+                  plan: [.init(store: "kv")], outputs: [.init(store: "kv", status: .lost, message: "no live replica")]),
+            .init(epoch: 7, sequence: 41, actionType: "kv.delete", payload: [0x00, 0xFF], error: "",
+                  plan: [], outputs: []),
+        ])),
+        .heartbeat(.init(epoch: 7, sequence: 42)),
+        .goodbye(.init(reason: "SIGTERM: au revoir")),
+        .snapshot(.init(epoch: 7, store: "counter", sequence: 42, digest: StateDigest.fnv1a64(utf8(#"{"value":3}"#)),
+                        state: utf8(#"{"value":3}"#))),
+        .dispatch(.init(requestID: "req-ü", actionType: "counter.add", payload: utf8(#"{"by":1}"#), error: nil)),
+        .result(.init(requestID: "req-ü", epoch: 7, sequence: 43, elapsedMicros: 987, outcomes: [
+            .init(store: "counter", worker: "w1", status: .ok, digest: 5),
+            .init(store: "counter", worker: "", status: .lost, message: "no live replica", digest: 0),
+        ])),
+        .error(.init(requestID: "req-2", code: .busy, message: "queue full (1024 waiting)")),
+        .statusRequest(.init(requestID: "s-1")),
+        .status(.init(requestID: "s-1", epoch: 7, sequence: 43, queueLength: 2, publishEndpoint: "tcp://127.0.0.1:7400",
+                      workers: [.init(id: "w1", state: .catchingUp, stores: ["country", "city"], lastApplied: 40, heartbeatAgeMillis: 120)],
+                      stores: [.init(name: "city", dependsOn: ["country"], handlesAll: false, handles: ["city-update"],
+                                     waitingFor: ["country"], divergedAt: 0,
+                                     replicas: [.init(worker: "w1", lastApplied: 40, digest: 9), .init(worker: "w2", lastApplied: 43, digest: 10)])])),
+        .graphRequest(.init(requestID: "g-1")),
+        .graph(.init(requestID: "g-1", stores: [
+            .init(name: "country", dependsOn: [], handlesAll: true, handles: [], replicas: 1),
+            .init(name: "price", dependsOn: ["city"], handlesAll: false, handles: ["country-update", "city-update"], replicas: 0),
+        ])),
+        .stateRequest(.init(requestID: "st-1", store: "price")),
+        .state(.init(requestID: "st-1", store: "price", worker: "w3", sequence: 43, digest: 77, state: utf8(#"{"price":"€120"}"#))),
+        .completed(.init(epoch: 7, sequence: 43, actionType: "counter.add", elapsedMicros: 12, outcomes: [
+            .init(store: "counter", worker: "w1", status: .failed, message: "overflow", digest: 3),
+        ])),
+    ]
+}
