@@ -5,7 +5,7 @@ import Synchronization
 ///
 /// Cancelling the waiting task resumes it with `CancellationError`, unless the work was already ``claim()``ed:
 /// work that has started runs to the end and delivers its own result.
-final class OneShot<Value: Sendable>: Sendable {
+package final class OneShot<Value: Sendable>: Sendable {
     private struct State {
         var continuation: CheckedContinuation<Value, any Error>?
         var outcome: Result<Value, any Error>?
@@ -14,8 +14,10 @@ final class OneShot<Value: Sendable>: Sendable {
 
     private let state = Mutex(State())
 
+    package init() {}
+
     /// Waits for ``finish(_:)``, or for the task's cancellation.
-    func value() async throws -> Value {
+    package func value() async throws -> Value {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 let outcome = state.withLock { state in
@@ -30,7 +32,7 @@ final class OneShot<Value: Sendable>: Sendable {
     }
 
     /// Marks the work as started; `false` if the waiter has already gone (cancelled), so the work must be skipped.
-    func claim() -> Bool {
+    package func claim() -> Bool {
         state.withLock { state in
             guard state.outcome == nil else { return false }
             state.claimed = true
@@ -39,7 +41,7 @@ final class OneShot<Value: Sendable>: Sendable {
     }
 
     /// Delivers the result; only the first delivery counts.
-    func finish(_ outcome: Result<Value, any Error>) {
+    package func finish(_ outcome: Result<Value, any Error>) {
         deliver(outcome, unlessClaimed: false)
     }
 

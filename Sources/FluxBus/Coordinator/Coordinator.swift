@@ -1,0 +1,117 @@
+import Foundation
+import FluxBusProtocol
+import Logging
+import ServiceLifecycle
+import ZeroMQ
+
+/// The process that owns the order of actions and the global waitFor graph.
+///
+/// It binds a ROUTER for workers and clients and a PUB for the action stream, and runs its whole protocol engine on
+/// one I/O thread. As a ServiceLifecycle `Service`, a SIGTERM or SIGINT stops it gracefully: it refuses new
+/// dispatches, completes the one in flight and those queued (up to the acknowledgement deadline), then exits.
+///
+/// ```swift
+/// let coordinator = Coordinator(configuration: .init(controlEndpoint: "tcp://127.0.0.1:7401"))
+/// let group = ServiceGroup(services: [coordinator], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+/// try await group.run()
+/// ```
+public final class Coordinator: Service, Sendable {
+    /// The endpoints the coordinator actually bound, with wildcard ports resolved.
+    public struct Endpoints: Sendable, Hashable {
+        public let control: String
+        public let publish: String
+    }
+
+    public let configuration: CoordinatorConfiguration
+    private let context: ZMQContext?
+    private let logger: Logger
+    private let bound = OneShot<Endpoints>()
+
+    /// Creates a coordinator.
+    /// - Parameters:
+    ///   - configuration: endpoints, deadlines and limits.
+    ///   - context: a ZeroMQ context to share, as `inproc://` endpoints need; by default the coordinator makes its own.
+    ///   - logger: where it logs.
+    public init(
+        configuration: CoordinatorConfiguration = .init(), context: ZMQContext? = nil,
+        logger: Logger = Logger(label: "fluxbus.coordinator")
+    ) {
+        self.configuration = configuration
+        self.context = context
+        self.logger = logger
+    }
+
+    /// The bound endpoints, once ``run()`` has bound them.
+    public var endpoints: Endpoints {
+        get async throws { try await bound.value() }
+    }
+
+    /// Binds and serves until graceful shutdown or cancellation.
+    /// - Throws: ``BusError`` when an endpoint cannot be bound (in use, malformed, no permission).
+    public func run() async throws {
+        let context = try self.context ?? ZMQContext()
+        defer { if self.context == nil { context.shutdown() } }
+        let loop = try IOLoop(context: context, name: "fluxbus-coordinator") { [logger] error in
+            logger.error("coordinator I/O error: \(error)")
+        }
+        let configuration = self.configuration
+        let logger = self.logger
+        let epoch = UInt64(Date().timeIntervalSince1970 * 1000)
+        let engine: IOLoopBound<CoordinatorEngine>
+        do {
+            engine = try await loop.run { scope in
+                let router = try scope.socket(.router)
+                try router.set(.routerMandatory, to: true)
+                try router.set(.routerHandover, to: true)
+                try router.set(.sendHighWaterMark, to: 100_000)
+                try router.set(.receiveHighWaterMark, to: 100_000)
+                try router.set(.maxMessageSize, to: configuration.limits.maxFrameBytes * 2)
+                try Self.bind(router, to: configuration.controlEndpoint, role: "control")
+                let publisher = try scope.socket(.pub)
+                try publisher.set(.sendHighWaterMark, to: 100_000)
+                try Self.bind(publisher, to: configuration.publishEndpoint, role: "publish")
+                let advertised = try configuration.advertisedPublishEndpoint ?? publisher.lastEndpoint
+                let engine = CoordinatorEngine(
+                    configuration: configuration, epoch: epoch, router: router, publisher: publisher,
+                    advertisedPublishEndpoint: advertised, logger: logger)
+                scope.add(router) { _ in try engine.drainRouter() }
+                scope.schedule(every: configuration.tickInterval) { engine.tick() }
+                return IOLoopBound(engine, scope: scope)
+            }
+        } catch {
+            bound.finish(.failure(error))
+            await loop.shutdown()
+            throw error
+        }
+        let endpoints = try await loop.run { _ in
+            Endpoints(control: try engine.value.routerEndpoint, publish: engine.value.advertisedPublishEndpoint)
+        }
+        bound.finish(.success(endpoints))
+        logger.info(
+            "coordinator serving",
+            metadata: ["epoch": "\(epoch)", "control": "\(endpoints.control)", "publish": "\(endpoints.publish)"])
+
+        try? await gracefulShutdown()
+        logger.info("coordinator stopping: finishing the dispatches in hand")
+        try? await loop.run { _ in engine.value.beginShutdown() }
+        let drainDeadline = ContinuousClock.now.advanced(by: configuration.ackTimeout + .seconds(1))
+        while ContinuousClock.now < drainDeadline, !((try? await loop.run { _ in engine.value.isIdle }) ?? true) {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        await loop.shutdown()
+        logger.info("coordinator stopped")
+    }
+
+    private static func bind(_ socket: ZMQSocket, to endpoint: String, role: String) throws {
+        do {
+            try socket.bind(endpoint)
+        } catch {
+            throw BusError(
+                code: .usage,
+                message: "cannot bind the \(role) endpoint \(endpoint): \(error). "
+                    + (error.errno == EADDRINUSE
+                        ? "Another process (perhaps another coordinator) uses it; stop it or choose another --\(role) endpoint."
+                        : "Check the endpoint's form, e.g. tcp://127.0.0.1:7401 or ipc:///tmp/fluxbus.sock."))
+        }
+    }
+}

@@ -1,0 +1,66 @@
+import FluxBusProtocol
+
+/// How a ``Coordinator`` listens and paces the bus. Every field has a documented default.
+public struct CoordinatorConfiguration: Sendable {
+    /// Where the ROUTER for workers and clients binds. `tcp://127.0.0.1:*` picks a free port.
+    public var controlEndpoint: String
+    /// Where the PUB for the action stream binds.
+    public var publishEndpoint: String
+    /// The publish endpoint told to workers in WELCOME, when it differs from what was bound (for example, bound to
+    /// `tcp://0.0.0.0:7400` and reached as `tcp://10.0.0.5:7400`). By default, the bound endpoint.
+    public var advertisedPublishEndpoint: String?
+    /// A graph pinned up front; workers must match it.
+    public var topology: Topology?
+    /// How long a dispatch waits for acknowledgements before silent replicas are marked lost.
+    public var ackTimeout: Duration
+    /// How often the coordinator beats when idle, and how often it expects workers to.
+    public var heartbeatInterval: Duration
+    /// How many heartbeat intervals of silence make a worker lost.
+    public var livenessIntervals: Int
+    /// How many dispatches may wait behind the one in flight; beyond that, requests are refused as busy.
+    public var queueLimit: Int
+    /// How many completed dispatches are kept for workers that need to catch up.
+    public var historyLimit: Int
+    /// How many request ids are remembered, so that a retried request gets its original result.
+    public var rememberedRequests: Int
+    /// At most this many entries go in one REPLAY message.
+    public var replayBatch: Int
+    /// How long after a dispatch starts the ACTION is first re-sent to silent replicas; the gap then doubles.
+    public var firstResend: Duration
+    /// Size limits for every decoded message.
+    public var limits: Limits
+    /// How often the coordinator checks liveness, deadlines and re-sends.
+    public var tickInterval: Duration
+
+    public init(
+        controlEndpoint: String = BusDefaults.controlEndpoint,
+        publishEndpoint: String = BusDefaults.publishEndpoint,
+        advertisedPublishEndpoint: String? = nil,
+        topology: Topology? = nil,
+        ackTimeout: Duration = BusDefaults.ackTimeout,
+        heartbeatInterval: Duration = BusDefaults.heartbeatInterval,
+        livenessIntervals: Int = BusDefaults.livenessIntervals,
+        queueLimit: Int = BusDefaults.queueLimit,
+        historyLimit: Int = BusDefaults.historyLimit,
+        rememberedRequests: Int = 100_000,
+        replayBatch: Int = 1_000,
+        firstResend: Duration = .milliseconds(200),
+        limits: Limits = .default,
+        tickInterval: Duration = .milliseconds(50)
+    ) {
+        self.controlEndpoint = controlEndpoint
+        self.publishEndpoint = publishEndpoint
+        self.advertisedPublishEndpoint = advertisedPublishEndpoint
+        self.topology = topology
+        self.ackTimeout = ackTimeout
+        self.heartbeatInterval = heartbeatInterval
+        self.livenessIntervals = livenessIntervals
+        self.queueLimit = queueLimit
+        self.historyLimit = historyLimit
+        self.rememberedRequests = rememberedRequests
+        self.replayBatch = replayBatch
+        self.firstResend = firstResend
+        self.limits = limits
+        self.tickInterval = tickInterval
+    }
+}

@@ -1,0 +1,375 @@
+import Flux
+import FluxBusProtocol
+import Logging
+import ZeroMQ
+
+/// The coordinator's state and rules. It lives on the coordinator's I/O thread and is only ever touched there:
+/// every message and timer tick is handled to the end before the next, so it needs no locks.
+final class CoordinatorEngine {
+    struct QueuedDispatch {
+        var requesters: [Requester]
+        let message: Message.Dispatch
+    }
+
+    struct StateQuery {
+        let requester: Requester
+        let deadline: ContinuousClock.Instant
+    }
+
+    let configuration: CoordinatorConfiguration
+    let epoch: UInt64
+    let advertisedPublishEndpoint: String
+    var logger: Logger
+    let codec: Codec
+    private let router: ZMQSocket
+    private let publisher: ZMQSocket
+
+    var membership: Membership
+    var workerByRoutingID: [[UInt8]: String] = [:]
+    var queue = FIFO<QueuedDispatch>()
+    var inFlight: InFlightDispatch?
+    /// The last sequence published, and the last one completed.
+    var lastSequence: UInt64 = 0
+    var lastCompleted: UInt64 = 0
+    var history: History
+    /// Results of recent requests, so that a client retrying with the same request id gets the original result.
+    private var recentResults: [String: Message.Result] = [:]
+    private var recentResultOrder = FIFO<String>()
+    private var stateQueries: [String: StateQuery] = [:]
+    private var nextQueryNumber = 0
+    private var lastPublishAt = ContinuousClock.now
+    private(set) var isShuttingDown = false
+    /// Messages that failed to decode or made no sense from their sender: counted, logged, dropped.
+    private(set) var malformedCount = 0
+    private var malformedLoggedAt: ContinuousClock.Instant?
+
+    init(
+        configuration: CoordinatorConfiguration, epoch: UInt64, router: ZMQSocket, publisher: ZMQSocket,
+        advertisedPublishEndpoint: String, logger: Logger
+    ) {
+        self.configuration = configuration
+        self.epoch = epoch
+        self.router = router
+        self.publisher = publisher
+        self.advertisedPublishEndpoint = advertisedPublishEndpoint
+        self.logger = logger
+        self.logger[metadataKey: "epoch"] = "\(epoch)"
+        self.codec = Codec(limits: configuration.limits)
+        self.membership = Membership(topology: configuration.topology)
+        self.history = History(limit: configuration.historyLimit)
+    }
+
+    var deadline: Duration { configuration.heartbeatInterval * configuration.livenessIntervals }
+
+    /// The ROUTER's bound endpoint, with a wildcard port resolved.
+    var routerEndpoint: String {
+        get throws { try router.lastEndpoint }
+    }
+
+    // MARK: - Input
+
+    /// Handles everything waiting on the ROUTER.
+    func drainRouter() throws {
+        while let frames = try router.tryReceive() {
+            handle(frames)
+        }
+        pump()
+    }
+
+    func handle(_ frames: [[UInt8]]) {
+        guard frames.count >= 2 else { return dropMalformed("a message with no routing id", from: nil) }
+        let routingID = frames[0]
+        let message: Message
+        do {
+            message = try codec.decode(Array(frames.dropFirst()))
+        } catch {
+            if let version = error.foundVersion {
+                send(.reject(.init(code: .versionMismatch, reason:
+                    "this coordinator speaks FluxBus protocol version \(Codec.version), not \(version); "
+                    + "upgrade the peer or the coordinator so both speak the same version")), to: routingID)
+            }
+            return dropMalformed(error.description, from: routingID)
+        }
+        let now = ContinuousClock.now
+        let workerID = workerByRoutingID[routingID]
+        if let workerID { membership.heard(from: workerID, at: now) }
+
+        switch message {
+        case .hello(let hello): join(hello, routingID: routingID, now: now)
+        case .ready(let ready): markReady(ready, routingID: routingID)
+        case .ack(let ack): receiveAck(ack, routingID: routingID)
+        case .heartbeat(let heartbeat): receiveHeartbeat(heartbeat, routingID: routingID)
+        case .goodbye(let goodbye): receiveGoodbye(goodbye, routingID: routingID)
+        case .fetch(let fetch): serveFetch(fetch, routingID: routingID)
+        case .dispatch(let dispatch): enqueue(dispatch, routingID: routingID)
+        case .statusRequest(let request): send(.status(status(requestID: request.requestID)), to: routingID)
+        case .graphRequest(let request): send(.graph(graph(requestID: request.requestID)), to: routingID)
+        case .stateRequest(let request): forwardStateRequest(request, routingID: routingID, now: now)
+        case .state(let state): forwardState(state, routingID: routingID)
+        case .welcome, .reject, .action, .release, .replay, .snapshot, .result, .error, .status, .graph, .completed:
+            dropMalformed("\(message.command) is never sent to a coordinator", from: routingID)
+        }
+    }
+
+    func dropMalformed(_ reason: String, from routingID: [UInt8]?) {
+        malformedCount += 1
+        let now = ContinuousClock.now
+        // At most one line per second, with the running count, so a flood cannot flood the log.
+        if malformedLoggedAt.map({ now - $0 >= .seconds(1) }) ?? true {
+            malformedLoggedAt = now
+            logger.warning(
+                "dropped a malformed message",
+                metadata: [
+                    "reason": "\(reason)", "peer": "\(routingID.map(Self.describe) ?? "?")",
+                    "malformedTotal": "\(malformedCount)",
+                ])
+        }
+    }
+
+    // MARK: - Output
+
+    func send(_ message: Message, to routingID: [UInt8]) {
+        do {
+            if try !router.send([routingID] + codec.encode(message), nonBlocking: true) {
+                logger.warning("send queue full, dropped \(message.command)", metadata: ["peer": "\(Self.describe(routingID))"])
+            }
+        } catch {
+            // ROUTER_MANDATORY: the peer is gone. Liveness will notice; nothing else to do here.
+            logger.debug("cannot send \(message.command): \(error)", metadata: ["peer": "\(Self.describe(routingID))"])
+        }
+    }
+
+    func send(_ message: Message, toWorker workerID: String) {
+        guard let routingID = membership.workers[workerID]?.routingID else { return }
+        send(message, to: routingID)
+    }
+
+    func publish(_ message: Message) {
+        do {
+            _ = try publisher.send(codec.encode(message), nonBlocking: true)
+        } catch {
+            logger.error("cannot publish \(message.command): \(error)")
+        }
+        lastPublishAt = .now
+    }
+
+    static func describe(_ routingID: [UInt8]) -> String {
+        if let text = String(validating: routingID, as: UTF8.self), text.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value < 0x7f }) {
+            return text
+        }
+        return routingID.map { String($0, radix: 16) }.joined()
+    }
+
+    // MARK: - Membership
+
+    private func join(_ hello: Message.Hello, routingID: [UInt8], now: ContinuousClock.Instant) {
+        do {
+            // A new instance under a known id is a restarted worker: it takes over from the old one.
+            if let previous = membership.workers[hello.workerID], previous.routingID != routingID {
+                workerByRoutingID[previous.routingID] = nil
+            }
+            if let previous = membership.workers[hello.workerID], previous.state == .live || previous.state == .catchingUp {
+                markLost(hello.workerID, reason: "rejoined (instance \(hello.instance))")
+            }
+            try membership.join(hello, routingID: routingID, now: now)
+        } catch {
+            logger.warning("refused worker", metadata: ["worker": "\(hello.workerID)", "reason": "\(error.reason)"])
+            send(.reject(.init(code: error.code, reason: error.reason)), to: routingID)
+            return
+        }
+        workerByRoutingID[routingID] = hello.workerID
+        logger.info(
+            "worker joined, catching up",
+            metadata: [
+                "worker": "\(hello.workerID)", "stores": "\(hello.stores.map(\.name).joined(separator: ","))",
+                "lastApplied": "\(membership.workers[hello.workerID]!.lastApplied)",
+            ])
+        for name in hello.stores.map(\.name) where !membership.graph.contains(name) {
+            logger.info("store waiting for its dependencies", metadata: [
+                "store": "\(name)", "waitingFor": "\(membership.waitingFor(name).joined(separator: ","))",
+            ])
+        }
+        send(.welcome(.init(
+            epoch: epoch, sequence: lastSequence, publishEndpoint: advertisedPublishEndpoint,
+            heartbeatMillis: UInt32(configuration.heartbeatInterval.milliseconds),
+            deadlineMillis: UInt32(deadline.milliseconds))), to: routingID)
+    }
+
+    private func markReady(_ ready: Message.Ready, routingID: [UInt8]) {
+        guard let workerID = workerByRoutingID[routingID], let worker = membership.workers[workerID] else {
+            return send(.goodbye(.init(reason: "unknown worker: send HELLO first")), to: routingID)
+        }
+        guard ready.epoch == epoch, worker.state == .catchingUp else { return }
+        membership.recordApplied(ready.lastApplied, by: workerID)
+        guard ready.lastApplied >= lastCompleted else { return }
+        membership.setState(.live, of: workerID)
+        logger.info("worker live", metadata: ["worker": "\(workerID)", "seq": "\(ready.lastApplied)"])
+    }
+
+    private func receiveHeartbeat(_ heartbeat: Message.Heartbeat, routingID: [UInt8]) {
+        guard let workerID = workerByRoutingID[routingID], let worker = membership.workers[workerID],
+            worker.state == .live || worker.state == .catchingUp, heartbeat.epoch == epoch
+        else {
+            // A worker we do not know (or have written off) is still talking: tell it to join again.
+            return send(.goodbye(.init(reason: "not a member of epoch \(epoch): send HELLO to join")), to: routingID)
+        }
+        membership.recordApplied(heartbeat.sequence, by: workerID)
+    }
+
+    private func receiveGoodbye(_ goodbye: Message.Goodbye, routingID: [UInt8]) {
+        guard let workerID = workerByRoutingID[routingID] else { return }
+        logger.info("worker left", metadata: ["worker": "\(workerID)", "reason": "\(goodbye.reason)"])
+        releaseReplicas(of: workerID, as: .gone, reason: "left: \(goodbye.reason)")
+    }
+
+    func markLost(_ workerID: String, reason: String) {
+        guard let state = membership.workers[workerID]?.state, state == .live || state == .catchingUp else { return }
+        logger.warning("worker lost", metadata: ["worker": "\(workerID)", "reason": "\(reason)"])
+        releaseReplicas(of: workerID, as: .lost, reason: reason)
+    }
+
+    /// Takes a worker's replicas out of the live set; the dispatch in flight stops waiting for them.
+    private func releaseReplicas(of workerID: String, as state: WorkerState, reason: String) {
+        membership.setState(state, of: workerID)
+        guard var flight = inFlight else { return }
+        var emptied: [String] = []
+        for (store, workers) in flight.awaiting where workers.contains(workerID) {
+            flight.awaiting[store]!.remove(workerID)
+            flight.lost[store, default: []].append((workerID, "worker `\(workerID)` \(reason)"))
+            if flight.awaiting[store]!.isEmpty { emptied.append(store) }
+        }
+        inFlight = flight
+        for store in emptied { settle(store) }
+    }
+
+    // MARK: - Timers
+
+    /// Runs every tick: heartbeats, liveness, re-sends and deadlines.
+    func tick(now: ContinuousClock.Instant = .now) {
+        let joining = membership.workers.values.contains { $0.state == .catchingUp }
+        // While a worker is joining, beat on every tick so that its first message on SUB comes soon.
+        if joining || now - lastPublishAt >= configuration.heartbeatInterval {
+            publish(.heartbeat(.init(epoch: epoch, sequence: lastSequence)))
+        }
+        for worker in membership.workers.values where worker.state == .live || worker.state == .catchingUp {
+            if now - worker.lastHeard > deadline {
+                markLost(worker.id, reason: "silent for \((now - worker.lastHeard).milliseconds) ms")
+            }
+        }
+        checkInFlight(now: now)
+        for (id, query) in stateQueries where query.deadline <= now {
+            stateQueries[id] = nil
+            send(.error(.init(requestID: query.requester.requestID, code: .timeout,
+                              message: "the replica did not answer the state request in time; try again")),
+                 to: query.requester.routingID)
+        }
+        pump()
+    }
+
+    // MARK: - Requests
+
+    private func enqueue(_ dispatch: Message.Dispatch, routingID: [UInt8]) {
+        let requester = Requester(routingID: routingID, requestID: dispatch.requestID)
+        func refuse(_ code: Message.Error.Code, _ message: String) {
+            send(.error(.init(requestID: dispatch.requestID, code: code, message: message)), to: routingID)
+        }
+        guard !isShuttingDown else {
+            return refuse(.shuttingDown, "the coordinator is shutting down; retry against its replacement")
+        }
+        guard !dispatch.actionType.isEmpty, dispatch.actionType.utf8.count <= 256 else {
+            return refuse(.invalidRequest, "the action type must be 1 to 256 bytes")
+        }
+        if !dispatch.requestID.isEmpty {
+            if let result = recentResults[dispatch.requestID] {
+                return send(.result(result), to: routingID)
+            }
+            if inFlight?.requesters.contains(where: { $0.requestID == dispatch.requestID }) == true {
+                inFlight!.requesters.append(requester)
+                return
+            }
+            if queue.updateFirst(where: { $0.message.requestID == dispatch.requestID }, { $0.requesters.append(requester) }) {
+                return
+            }
+        }
+        guard queue.count < configuration.queueLimit else {
+            return refuse(.busy, "the bus is busy: \(queue.count) dispatches are queued (limit \(configuration.queueLimit)); retry later")
+        }
+        queue.push(QueuedDispatch(requesters: [requester], message: dispatch))
+    }
+
+    func remember(_ result: Message.Result) {
+        guard !result.requestID.isEmpty else { return }
+        recentResults[result.requestID] = result
+        recentResultOrder.push(result.requestID)
+        while recentResultOrder.count > configuration.rememberedRequests, let old = recentResultOrder.pop() {
+            recentResults[old] = nil
+        }
+    }
+
+    private func forwardStateRequest(_ request: Message.StateRequest, routingID: [UInt8], now: ContinuousClock.Instant) {
+        guard membership.stores[request.store] != nil else {
+            return send(.error(.init(requestID: request.requestID, code: .unknownStore,
+                                     message: "no store named `\(request.store)` is on the bus; `fluxbus status` lists them")),
+                        to: routingID)
+        }
+        guard let replica = membership.liveReplicas(of: request.store).first ?? membership.connectedReplicas(of: request.store).first
+        else {
+            return send(.error(.init(requestID: request.requestID, code: .noLiveReplica,
+                                     message: "store `\(request.store)` has no live replica; start a worker that hosts it")),
+                        to: routingID)
+        }
+        nextQueryNumber += 1
+        let queryID = "q\(nextQueryNumber)"
+        stateQueries[queryID] = StateQuery(
+            requester: Requester(routingID: routingID, requestID: request.requestID),
+            deadline: now.advanced(by: configuration.ackTimeout))
+        send(.stateRequest(.init(requestID: queryID, store: request.store)), toWorker: replica)
+    }
+
+    private func forwardState(_ state: Message.State, routingID: [UInt8]) {
+        guard workerByRoutingID[routingID] != nil, let query = stateQueries.removeValue(forKey: state.requestID) else {
+            return dropMalformed("STATE for no pending request", from: routingID)
+        }
+        var reply = state
+        reply.requestID = query.requester.requestID
+        send(.state(reply), to: query.requester.routingID)
+    }
+
+    private func serveFetch(_ fetch: Message.Fetch, routingID: [UInt8]) {
+        guard fetch.from <= fetch.to else { return dropMalformed("FETCH with from > to", from: routingID) }
+        if fetch.from <= lastCompleted {
+            if let oldest = history.oldestSequence, fetch.from < oldest {
+                let reason = "sequence \(fetch.from) is older than the coordinator's history, which starts at \(oldest); "
+                    + "this replica cannot catch up by replay: start it with empty state under a new worker id"
+                if workerByRoutingID[routingID] != nil {
+                    return send(.reject(.init(code: .behindWindow, reason: reason)), to: routingID)
+                }
+                return send(.error(.init(requestID: "", code: .invalidRequest, message: reason)), to: routingID)
+            }
+            let entries = history.entries(in: fetch.from...min(fetch.to, lastCompleted), maximum: configuration.replayBatch)
+            send(.replay(.init(epoch: epoch, entries: Array(entries))), to: routingID)
+        }
+        // The dispatch in flight is not history yet: send its ACTION again, directly.
+        if let flight = inFlight, (fetch.from...fetch.to).contains(flight.sequence) {
+            send(.action(flight.action), to: routingID)
+        }
+    }
+
+    // MARK: - Shutdown
+
+    /// Stops accepting dispatches; the one in flight and those queued still complete.
+    func beginShutdown() {
+        isShuttingDown = true
+    }
+
+    /// Whether nothing is in flight or queued.
+    var isIdle: Bool { inFlight == nil && queue.isEmpty }
+}
+
+extension Duration {
+    /// Whole milliseconds, rounded down.
+    var milliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+}

@@ -1,0 +1,58 @@
+import FluxBusProtocol
+
+/// Who asked for a dispatch and wants its result.
+struct Requester: Hashable {
+    let routingID: [UInt8]
+    let requestID: String
+}
+
+/// One dispatch between its ACTION and its RESULT: which replicas still owe an acknowledgement, what each store
+/// did, and which dependencies were already released to the workers waiting for them.
+struct InFlightDispatch {
+    let action: Message.Action
+    var requesters: [Requester]
+    let startedAt: ContinuousClock.Instant
+    let deadline: ContinuousClock.Instant
+    /// Store → workers that still owe an acknowledgement for it.
+    var awaiting: [String: Set<String>]
+    /// Store → each replica's result, in arrival order.
+    var results: [String: [(worker: String, result: StoreResult)]] = [:]
+    /// Store → replicas that were lost while the dispatch waited for them, with why.
+    var lost: [String: [(worker: String, reason: String)]] = [:]
+    /// Store → its settled outcome: every expected replica answered or was lost.
+    var settled: [String: StoreOutput] = [:]
+    /// When the next re-send to silent replicas is due, and the gap after it.
+    var nextResend: ContinuousClock.Instant
+    var resendGap: Duration
+
+    var sequence: UInt64 { action.sequence }
+    var plan: [PlanStep] { action.plan }
+    var isComplete: Bool { settled.count == plan.count }
+
+    func step(for store: String) -> PlanStep? { plan.first { $0.store == store } }
+
+    /// The stores in the plan that wait for `store`.
+    func dependents(of store: String) -> [String] {
+        plan.filter { $0.waitsFor.contains(store) }.map(\.store)
+    }
+
+    /// Workers that owe at least one acknowledgement.
+    var silentWorkers: Set<String> { awaiting.values.reduce(into: Set()) { $0.formUnion($1) } }
+
+    /// The outcome of a store once all its replicas have answered: failed if any failed, skipped if any skipped,
+    /// lost if none answered; the output comes from the first replica that succeeded.
+    static func settle(_ store: String, results: [(worker: String, result: StoreResult)], lostReason: String) -> StoreOutput {
+        let statuses = results.map(\.result.status)
+        if let failed = results.first(where: { $0.result.status == .failed }) {
+            return StoreOutput(store: store, status: .failed, message: failed.result.message)
+        }
+        if let skipped = results.first(where: { $0.result.status == .skipped }) {
+            return StoreOutput(store: store, status: .skipped, message: skipped.result.message)
+        }
+        guard statuses.contains(.ok) else {
+            return StoreOutput(store: store, status: .lost, message: lostReason)
+        }
+        let output = results.first { $0.result.status == .ok }?.result.output
+        return StoreOutput(store: store, status: .ok, output: output)
+    }
+}

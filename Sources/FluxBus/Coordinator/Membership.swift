@@ -1,0 +1,236 @@
+import Flux
+import FluxBusProtocol
+
+/// Who is on the bus: the workers, the stores they declared, and the global waitFor graph.
+///
+/// A store is *active* once every store it waits for is active; only active stores are in ``graph`` and take part in
+/// dispatches. A store waiting for a name that no worker hosts yet stays declared but inactive, "waiting for" that
+/// name, until a worker brings it. Cycles are refused at join time, across workers.
+struct Membership {
+    struct WorkerRecord {
+        let id: String
+        var routingID: [UInt8]
+        var instance: UInt64
+        var stores: [StoreDeclaration]
+        var state: WorkerState
+        var lastApplied: UInt64
+        var lastHeard: ContinuousClock.Instant
+        /// The digest each of its stores last reported, with the sequence it was for.
+        var digests: [String: (sequence: UInt64, digest: UInt64)] = [:]
+
+        func hosts(_ store: String) -> Bool { stores.contains { $0.name == store } }
+    }
+
+    struct StoreRecord {
+        var declaration: StoreDeclaration
+        /// Worker ids hosting a replica, in join order.
+        var replicas: [String] = []
+        /// The first sequence at which replicas reported different digests; 0 for none.
+        var divergedAt: UInt64 = 0
+
+        func handles(_ actionType: String) -> Bool {
+            declaration.handlesAll || declaration.handles.contains(actionType)
+        }
+    }
+
+    struct Refusal: Error {
+        let code: Message.Reject.Code
+        let reason: String
+    }
+
+    private(set) var workers: [String: WorkerRecord] = [:]
+    private(set) var workerOrder: [String] = []
+    private(set) var stores: [String: StoreRecord] = [:]
+    private(set) var storeOrder: [String] = []
+    private(set) var graph = DependencyGraph()
+    let topology: Topology?
+
+    init(topology: Topology?) {
+        self.topology = topology
+    }
+
+    // MARK: - Joining
+
+    /// Checks a HELLO against the bus and, if it fits, records the worker as catching up.
+    mutating func join(_ hello: Message.Hello, routingID: [UInt8], now: ContinuousClock.Instant) throws(Refusal) {
+        try validate(hello)
+        var candidateStores = stores
+        var candidateOrder = storeOrder
+        for declaration in hello.stores {
+            if var existing = candidateStores[declaration.name] {
+                guard existing.declaration.dependsOn == declaration.dependsOn,
+                    existing.declaration.handlesAll == declaration.handlesAll,
+                    Set(existing.declaration.handles) == Set(declaration.handles)
+                else {
+                    throw Refusal(
+                        code: .invalidDeclaration,
+                        reason: "store `\(declaration.name)` is already on the bus as "
+                            + Self.describe(existing.declaration) + ", but worker `\(hello.workerID)` declares it as "
+                            + Self.describe(declaration) + "; every replica must declare the same dependencies and actions")
+                }
+                existing.replicas.removeAll { $0 == hello.workerID }
+                candidateStores[declaration.name] = existing
+            } else {
+                candidateStores[declaration.name] = StoreRecord(declaration: declaration)
+                candidateOrder.append(declaration.name)
+            }
+        }
+        // The worker's earlier declarations (a restart may bring other stores) no longer count.
+        if let previous = workers[hello.workerID] {
+            for store in previous.stores where !hello.stores.contains(where: { $0.name == store.name }) {
+                candidateStores[store.name]?.replicas.removeAll { $0 == hello.workerID }
+            }
+        }
+        for declaration in hello.stores { candidateStores[declaration.name]!.replicas.append(hello.workerID) }
+
+        let nodes = candidateOrder.map { name in
+            DependencyGraph.Node(name: name, dependsOn: candidateStores[name]!.declaration.dependsOn)
+        }
+        if let cycle = Self.findCycle(nodes) {
+            throw Refusal(code: .cycle, reason: "worker `\(hello.workerID)` would close a \(cycle)")
+        }
+        stores = candidateStores
+        storeOrder = candidateOrder
+        if workers[hello.workerID] == nil { workerOrder.append(hello.workerID) }
+        workers[hello.workerID] = WorkerRecord(
+            id: hello.workerID, routingID: routingID, instance: hello.instance, stores: hello.stores,
+            state: .catchingUp, lastApplied: hello.stores.map(\.lastApplied).min() ?? 0, lastHeard: now)
+        pruneUnhostedStores()
+        recomputeGraph()
+    }
+
+    private func validate(_ hello: Message.Hello) throws(Refusal) {
+        guard StoreSpec.isValidName(hello.workerID) else {
+            throw Refusal(
+                code: .invalidDeclaration,
+                reason: "worker id '\(hello.workerID)' must be 1 to 64 letters, digits, '.', '_' or '-'")
+        }
+        guard !hello.stores.isEmpty else {
+            throw Refusal(code: .invalidDeclaration, reason: "worker `\(hello.workerID)` declares no stores")
+        }
+        var seen = Set<String>()
+        for declaration in hello.stores {
+            guard StoreSpec.isValidName(declaration.name) else {
+                throw Refusal(code: .invalidDeclaration, reason: "store name '\(declaration.name)' is not valid")
+            }
+            guard seen.insert(declaration.name).inserted else {
+                throw Refusal(
+                    code: .invalidDeclaration,
+                    reason: "worker `\(hello.workerID)` declares store `\(declaration.name)` twice")
+            }
+            guard !declaration.dependsOn.contains(declaration.name) else {
+                throw Refusal(code: .cycle, reason: "store `\(declaration.name)` waits for itself")
+            }
+            if let topology {
+                guard let pinned = topology.store(named: declaration.name) else {
+                    throw Refusal(
+                        code: .topologyConflict,
+                        reason: "store `\(declaration.name)` is not in the coordinator's topology; "
+                            + "add it there or remove it from worker `\(hello.workerID)`")
+                }
+                guard Set(pinned.dependsOn) == Set(declaration.dependsOn) else {
+                    throw Refusal(
+                        code: .topologyConflict,
+                        reason: "store `\(declaration.name)` waits for [\(declaration.dependsOn.joined(separator: ", "))] "
+                            + "but the topology pins [\(pinned.dependsOn.joined(separator: ", "))]")
+                }
+            }
+        }
+    }
+
+    // MARK: - Worker states
+
+    mutating func heard(from workerID: String, at now: ContinuousClock.Instant) {
+        workers[workerID]?.lastHeard = now
+    }
+
+    mutating func setState(_ state: WorkerState, of workerID: String) {
+        workers[workerID]?.state = state
+    }
+
+    mutating func recordApplied(_ sequence: UInt64, by workerID: String) {
+        guard let current = workers[workerID]?.lastApplied, sequence > current else { return }
+        workers[workerID]?.lastApplied = sequence
+    }
+
+    mutating func recordDigest(_ digest: UInt64, store: String, sequence: UInt64, worker workerID: String) {
+        workers[workerID]?.digests[store] = (sequence, digest)
+    }
+
+    mutating func markDiverged(_ store: String, at sequence: UInt64) {
+        if stores[store]?.divergedAt == 0 { stores[store]?.divergedAt = sequence }
+    }
+
+    /// The worker with this routing id, if any.
+    func worker(routingID: [UInt8]) -> WorkerRecord? {
+        workers.values.first { $0.routingID == routingID }
+    }
+
+    /// The workers whose replicas count for a new dispatch.
+    func liveReplicas(of store: String) -> [String] {
+        (stores[store]?.replicas ?? []).filter { workers[$0]?.state == .live }
+    }
+
+    /// The workers that may run a store now: live or catching up.
+    func connectedReplicas(of store: String) -> [String] {
+        (stores[store]?.replicas ?? []).filter {
+            let state = workers[$0]?.state
+            return state == .live || state == .catchingUp
+        }
+    }
+
+    /// The stores a declared store still waits for before it becomes active.
+    func waitingFor(_ store: String) -> [String] {
+        guard let declaration = stores[store]?.declaration else { return [] }
+        return declaration.dependsOn.filter { !graph.contains($0) }
+    }
+
+    // MARK: - The graph
+
+    /// Stores nobody hosts any more are forgotten, unless another store's declaration still names them.
+    private mutating func pruneUnhostedStores() {
+        storeOrder.removeAll { name in
+            guard stores[name]?.replicas.isEmpty == true else { return false }
+            stores[name] = nil
+            return true
+        }
+    }
+
+    /// Active stores: those whose dependencies are all active, found by repeated passes in declaration order.
+    private mutating func recomputeGraph() {
+        var active: [DependencyGraph.Node] = []
+        var activeNames = Set<String>()
+        var changed = true
+        while changed {
+            changed = false
+            for name in storeOrder where !activeNames.contains(name) {
+                let dependsOn = stores[name]!.declaration.dependsOn
+                if dependsOn.allSatisfy(activeNames.contains) {
+                    active.append(.init(name: name, dependsOn: dependsOn))
+                    activeNames.insert(name)
+                    changed = true
+                }
+            }
+        }
+        // The cycle check at join time makes this infallible.
+        graph = (try? DependencyGraph(active)) ?? DependencyGraph()
+    }
+
+    /// A cycle among declarations, ignoring names nobody declared yet.
+    private static func findCycle(_ nodes: [DependencyGraph.Node]) -> GraphError? {
+        let names = Set(nodes.map(\.name))
+        let known = nodes.map { DependencyGraph.Node(name: $0.name, dependsOn: $0.dependsOn.filter(names.contains)) }
+        do {
+            _ = try DependencyGraph(known)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    private static func describe(_ declaration: StoreDeclaration) -> String {
+        let waits = declaration.dependsOn.isEmpty ? "waiting for nothing" : "waiting for " + declaration.dependsOn.joined(separator: "+")
+        let handles = declaration.handlesAll ? "handling every action" : "handling " + declaration.handles.joined(separator: "+")
+        return "(\(waits), \(handles))"
+    }
+}

@@ -1,0 +1,19 @@
+/// The bus's defaults, shared by the coordinator, workers, clients and the CLI.
+public enum BusDefaults {
+    /// Where the coordinator's ROUTER listens for workers and clients.
+    public static let controlEndpoint = "tcp://127.0.0.1:7401"
+    /// Where the coordinator publishes the action stream.
+    public static let publishEndpoint = "tcp://127.0.0.1:7400"
+    /// The environment variable that overrides the control endpoint for clients and workers.
+    public static let coordinatorEnvironmentVariable = "FLUXBUS_COORDINATOR"
+    /// How often peers send heartbeats.
+    public static let heartbeatInterval = Duration.milliseconds(500)
+    /// How many heartbeat intervals of silence make a peer lost.
+    public static let livenessIntervals = 4
+    /// How long a dispatch waits for acknowledgements before the silent replicas are marked lost.
+    public static let ackTimeout = Duration.seconds(5)
+    /// How many dispatches may wait behind the one in flight before clients are told the bus is busy.
+    public static let queueLimit = 10_000
+    /// How many completed dispatches the coordinator keeps in memory for catch-up.
+    public static let historyLimit = 100_000
+}

@@ -1,0 +1,28 @@
+/// A first-in, first-out queue with O(1) amortised push and pop.
+struct FIFO<Element> {
+    private var storage: [Element] = []
+    private var head = 0
+
+    var count: Int { storage.count - head }
+    var isEmpty: Bool { count == 0 }
+
+    mutating func push(_ element: Element) { storage.append(element) }
+
+    mutating func pop() -> Element? {
+        guard head < storage.count else { return nil }
+        let element = storage[head]
+        head += 1
+        if head > 1024 && head * 2 > storage.count {
+            storage.removeFirst(head)
+            head = 0
+        }
+        return element
+    }
+
+    /// Changes the first element that matches, if any; returns whether one did.
+    mutating func updateFirst(where predicate: (Element) -> Bool, _ change: (inout Element) -> Void) -> Bool {
+        guard let index = storage[head...].firstIndex(where: predicate) else { return false }
+        change(&storage[index])
+        return true
+    }
+}
