@@ -148,11 +148,28 @@ extension CoordinatorEngine {
         }
         guard now >= flight.nextResend else { return }
         for worker in flight.silentWorkers.sorted() {
-            send(.action(flight.action), toWorker: worker)
+            guard let routingID = membership.workers[worker]?.routingID else { continue }
+            resendInFlight(to: routingID)
         }
         flight.resendGap = min(flight.resendGap * 2, .seconds(1))
         flight.nextResend = now.advanced(by: flight.resendGap)
         inFlight = flight
+    }
+
+    /// Sends the ACTION in flight directly, with the releases already made that the receiver's stores wait for:
+    /// it may have missed both.
+    func resendInFlight(to routingID: [UInt8]) {
+        guard let flight = inFlight else { return }
+        send(.action(flight.action), to: routingID)
+        guard let worker = workerByRoutingID[routingID].flatMap({ membership.workers[$0] }) else { return }
+        let released = flight.plan.compactMap { step -> StoreOutput? in
+            guard let output = flight.settled[step.store], !worker.hosts(step.store) else { return nil }
+            let waitedFor = flight.dependents(of: step.store).contains(where: worker.hosts)
+            return waitedFor ? output : nil
+        }
+        if !released.isEmpty {
+            send(.release(.init(epoch: epoch, sequence: flight.sequence, outputs: released)), to: routingID)
+        }
     }
 
     /// The member behind a routing id, if it is live or catching up.

@@ -351,7 +351,7 @@ final class CoordinatorEngine {
         }
         // The dispatch in flight is not history yet: send its ACTION again, directly.
         if let flight = inFlight, (fetch.from...fetch.to).contains(flight.sequence) {
-            send(.action(flight.action), to: routingID)
+            resendInFlight(to: routingID)
         }
     }
 

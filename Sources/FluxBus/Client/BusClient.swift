@@ -1,0 +1,200 @@
+import Flux
+import Foundation
+import FluxBusProtocol
+import ZeroMQ
+
+/// Talks to a coordinator: dispatches actions and reads status, the graph and stores' states.
+///
+/// Requests are matched to answers by request id, so several may be outstanding at once from many tasks.
+///
+/// ```swift
+/// let client = try BusClient(endpoint: "tcp://127.0.0.1:7401")
+/// let result = try await client.dispatch("counter.add", json: #"{"by":1}"#)
+/// print(result.sequence, result.succeeded)
+/// await client.close()
+/// ```
+public final class BusClient: Sendable {
+    /// The coordinator's control endpoint.
+    public let endpoint: String
+    /// How long a request waits for its answer by default.
+    public let timeout: Duration
+    private let loop: IOLoop
+    private let core: IOLoopBound<ClientCore>
+    private let ownedContext: ZMQContext?
+
+    /// Connects to a coordinator. Connecting does not wait for it: a request to a coordinator that is not there
+    /// fails after its timeout with ``BusError`` `unreachable`.
+    /// - Parameters:
+    ///   - endpoint: the control endpoint; by default `FLUXBUS_COORDINATOR` or `tcp://127.0.0.1:7401`.
+    ///   - context: a ZeroMQ context to share, as `inproc://` endpoints need.
+    ///   - timeout: how long requests wait for an answer by default.
+    public init(endpoint: String? = nil, context: ZMQContext? = nil, timeout: Duration = .seconds(10)) async throws {
+        let endpoint = endpoint ?? ProcessInfo.processInfo.environment[BusDefaults.coordinatorEnvironmentVariable] ?? BusDefaults.controlEndpoint
+        self.endpoint = endpoint
+        self.timeout = timeout
+        ownedContext = context == nil ? try ZMQContext() : nil
+        loop = try IOLoop(context: context ?? ownedContext!, name: "fluxbus-client")
+        do {
+            core = try await loop.run { scope in
+                let dealer = try scope.socket(.dealer)
+                try dealer.connect(endpoint)
+                let core = ClientCore(dealer: dealer, scope: scope, endpoint: endpoint)
+                scope.add(dealer) { _ in try core.drain() }
+                return IOLoopBound(core, scope: scope)
+            }
+        } catch {
+            await loop.shutdown()
+            ownedContext?.shutdown()
+            throw BusError(code: .usage, message: "cannot connect to \(endpoint): \(error)")
+        }
+    }
+
+    /// Dispatches an action given as a type and JSON payload.
+    /// - Parameters:
+    ///   - requestID: makes the request idempotent: a retry with the same id returns the original result instead
+    ///     of dispatching again. By default, a fresh UUID.
+    /// - Throws: ``BusError``: `refused` (busy, shutting down, invalid), or `unreachable` when no answer comes in time.
+    public func dispatch(
+        _ actionType: String, json: String = "{}", error: String? = nil, requestID: String = UUID().uuidString,
+        timeout: Duration? = nil
+    ) async throws -> DispatchResult {
+        try await dispatch(actionType, payload: Array(json.utf8), error: error, requestID: requestID, timeout: timeout)
+    }
+
+    /// Dispatches an action with a raw payload.
+    public func dispatch(
+        _ actionType: String, payload: [UInt8], error: String? = nil, requestID: String = UUID().uuidString,
+        timeout: Duration? = nil
+    ) async throws -> DispatchResult {
+        let message = Message.dispatch(.init(requestID: requestID, actionType: actionType, payload: payload, error: error))
+        guard case .result(let result) = try await request(message, id: requestID, timeout: timeout) else {
+            throw BusError(code: .protocolViolation, message: "the coordinator answered a DISPATCH with something else")
+        }
+        return DispatchResult(result)
+    }
+
+    /// Dispatches a typed action, its payload encoded as JSON.
+    public func dispatch<Payload>(
+        _ action: Action<Payload>, requestID: String = UUID().uuidString, timeout: Duration? = nil
+    ) async throws -> DispatchResult {
+        try await dispatch(
+            action.name, payload: try AnyAction(action).encodedPayload(), error: action.error?.message,
+            requestID: requestID, timeout: timeout)
+    }
+
+    /// The bus's workers, stores, queue and sequence.
+    public func status(timeout: Duration? = nil) async throws -> Message.Status {
+        let id = UUID().uuidString
+        guard case .status(let status) = try await request(.statusRequest(.init(requestID: id)), id: id, timeout: timeout) else {
+            throw BusError(code: .protocolViolation, message: "the coordinator answered STATUS_REQUEST with something else")
+        }
+        return status
+    }
+
+    /// The declared waitFor graph.
+    public func graph(timeout: Duration? = nil) async throws -> Message.Graph {
+        let id = UUID().uuidString
+        guard case .graph(let graph) = try await request(.graphRequest(.init(requestID: id)), id: id, timeout: timeout) else {
+            throw BusError(code: .protocolViolation, message: "the coordinator answered GRAPH_REQUEST with something else")
+        }
+        return graph
+    }
+
+    /// The state of one live replica of a store, as JSON, with the sequence it reflects and its digest.
+    public func state(of store: String, timeout: Duration? = nil) async throws -> Message.State {
+        let id = UUID().uuidString
+        guard case .state(let state) = try await request(.stateRequest(.init(requestID: id, store: store)), id: id, timeout: timeout) else {
+            throw BusError(code: .protocolViolation, message: "the coordinator answered STATE_REQUEST with something else")
+        }
+        return state
+    }
+
+    /// Closes the connection. Requests still waiting fail.
+    public func close() async {
+        await loop.shutdown()
+        ownedContext?.shutdown()
+    }
+
+    private func request(_ message: Message, id: String, timeout: Duration?) async throws -> Message {
+        let timeout = timeout ?? self.timeout
+        let core = self.core
+        return try await withCheckedThrowingContinuation { continuation in
+            let accepted = loop.execute { _ in core.value.send(message, id: id, timeout: timeout, continuation: continuation) }
+            if !accepted {
+                continuation.resume(throwing: BusError(code: .unreachable, message: "the client is closed"))
+            }
+        }
+    }
+}
+
+/// The client's socket side, on its I/O thread: sends requests and matches answers to them by request id.
+final class ClientCore {
+    private struct Pending {
+        let continuation: CheckedContinuation<Message, any Error>
+        let timer: IOLoopTimer
+    }
+
+    private let dealer: ZMQSocket
+    private let scope: IOLoopScope
+    private let endpoint: String
+    private let codec = Codec()
+    private var pending: [String: Pending] = [:]
+
+    init(dealer: ZMQSocket, scope: IOLoopScope, endpoint: String) {
+        self.dealer = dealer
+        self.scope = scope
+        self.endpoint = endpoint
+    }
+
+    deinit {
+        for (_, request) in pending {
+            request.continuation.resume(throwing: BusError(code: .unreachable, message: "the client closed before an answer came"))
+        }
+    }
+
+    func send(_ message: Message, id: String, timeout: Duration, continuation: CheckedContinuation<Message, any Error>) {
+        let timer = scope.schedule(after: timeout) { [unowned self] in
+            guard let request = pending.removeValue(forKey: id) else { return }
+            request.continuation.resume(throwing: BusError(
+                code: .unreachable,
+                message: "no answer from the coordinator at \(endpoint) within \(timeout); is it running "
+                    + "(`fluxbus coordinator`), and is this the right endpoint (--coordinator or FLUXBUS_COORDINATOR)?"))
+        }
+        pending[id] = Pending(continuation: continuation, timer: timer)
+        do {
+            _ = try dealer.send(codec.encode(message), nonBlocking: true)
+        } catch {
+            timer.cancel()
+            pending[id] = nil
+            continuation.resume(throwing: BusError(code: .unreachable, message: "cannot send to \(endpoint): \(error)"))
+        }
+    }
+
+    func drain() throws {
+        while let frames = try dealer.tryReceive() {
+            guard let message = try? codec.decode(frames), let id = Self.requestID(of: message),
+                let request = pending.removeValue(forKey: id)
+            else { continue }
+            request.timer.cancel()
+            if case .error(let error) = message {
+                let code: BusError.Code = error.code == .timeout ? .unreachable : .refused
+                request.continuation.resume(throwing: BusError(code: code, message: error.message, remoteCode: error.code))
+            } else if case .reject(let reject) = message {
+                request.continuation.resume(throwing: BusError(code: .refused, message: reject.reason))
+            } else {
+                request.continuation.resume(returning: message)
+            }
+        }
+    }
+
+    private static func requestID(of message: Message) -> String? {
+        switch message {
+        case .result(let result): result.requestID
+        case .error(let error): error.requestID
+        case .status(let status): status.requestID
+        case .graph(let graph): graph.requestID
+        case .state(let state): state.requestID
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,48 @@
+import FluxBusProtocol
+
+/// The outcome of one dispatch on the bus: its sequence, what every replica of every store did, and how long it
+/// took from the coordinator's start to its completion.
+public struct DispatchResult: Sendable, Hashable {
+    /// One store's outcome across its replicas.
+    public struct StoreSummary: Sendable, Hashable {
+        public let name: String
+        /// `ok`, `failed`, `skipped` or `lost` (every replica lost). A store with at least one replica that succeeded
+        /// and none that failed or skipped is `ok`; its lost replicas are in ``DispatchResult/outcomes``.
+        public let status: OutcomeStatus
+        /// How many replicas handled it successfully.
+        public let replicas: Int
+        /// The first failure's message, or the reason it was skipped or lost.
+        public let error: String?
+    }
+
+    public let sequence: UInt64
+    public let epoch: UInt64
+    public let elapsedMicros: UInt64
+    /// Every replica's outcome, in plan order.
+    public let outcomes: [Outcome]
+
+    public init(_ result: Message.Result) {
+        sequence = result.sequence
+        epoch = result.epoch
+        elapsedMicros = result.elapsedMicros
+        outcomes = result.outcomes
+    }
+
+    /// One summary per store, in plan order.
+    public var stores: [StoreSummary] {
+        var names: [String] = []
+        for outcome in outcomes where !names.contains(outcome.store) { names.append(outcome.store) }
+        return names.map { name in
+            let replicas = outcomes.filter { $0.store == name }
+            let failed = replicas.first { $0.status == .failed }
+            let skipped = replicas.first { $0.status == .skipped }
+            let ok = replicas.filter { $0.status == .ok }.count
+            let status: OutcomeStatus = failed != nil ? .failed : skipped != nil ? .skipped : ok > 0 ? .ok : .lost
+            let error = (failed ?? skipped ?? (ok == 0 ? replicas.first : nil))?.message
+            return StoreSummary(name: name, status: status, replicas: ok, error: error)
+        }
+    }
+
+    /// Whether every store that took part succeeded.
+    public var succeeded: Bool { stores.allSatisfy { $0.status == .ok } }
+}

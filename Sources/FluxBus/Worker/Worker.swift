@@ -1,0 +1,103 @@
+import Flux
+import Logging
+import ServiceLifecycle
+import ZeroMQ
+
+/// A process that hosts stores for the bus: it joins the coordinator, catches up, runs its stores for every action
+/// that names them, and acknowledges each.
+///
+/// As a ServiceLifecycle `Service`, a SIGTERM or SIGINT finishes the dispatch in hand, says goodbye, and returns.
+/// If the coordinator refuses the worker (a cycle, a topology conflict, a version mismatch), ``run()`` throws a
+/// ``BusError`` with the coordinator's reason.
+///
+/// ```swift
+/// let worker = Worker(configuration: .init(id: "w1", stores: [HostedStore(CountryStore.self)]))
+/// try await ServiceGroup(services: [worker], gracefulShutdownSignals: [.sigterm], logger: logger).run()
+/// ```
+public final class Worker: Service, Sendable {
+    public let configuration: WorkerConfiguration
+    private let context: ZMQContext?
+    private let logger: Logger
+    private let eventStream: AsyncStream<WorkerEvent>
+    private let eventContinuation: AsyncStream<WorkerEvent>.Continuation
+
+    /// Creates a worker.
+    /// - Parameters:
+    ///   - context: a ZeroMQ context to share, as `inproc://` endpoints need; by default the worker makes its own.
+    public init(
+        configuration: WorkerConfiguration, context: ZMQContext? = nil,
+        logger: Logger = Logger(label: "fluxbus.worker")
+    ) {
+        self.configuration = configuration
+        self.context = context
+        self.logger = logger
+        (eventStream, eventContinuation) = AsyncStream.makeStream(of: WorkerEvent.self, bufferingPolicy: .bufferingNewest(100_000))
+    }
+
+    /// What the worker reports as it runs. One consumer.
+    public var events: AsyncStream<WorkerEvent> { eventStream }
+
+    /// Joins and serves until graceful shutdown, cancellation, or refusal.
+    /// - Throws: ``BusError``: `usage` for a bad configuration, `refused` when the coordinator refused the worker.
+    public func run() async throws {
+        try configuration.validate()
+        let context = try self.context ?? ZMQContext()
+        defer { if self.context == nil { context.shutdown() } }
+        let loop = try IOLoop(context: context, name: "fluxbus-worker") { [logger] error in
+            logger.error("worker I/O error: \(error)")
+        }
+        defer { eventContinuation.finish() }
+        let stopped = OneShot<BusError?>()
+        let configuration = self.configuration
+        let (logger, events) = (self.logger, eventContinuation)
+        let engine: IOLoopBound<WorkerEngine>
+        do {
+            engine = try await loop.run { scope in
+                let dealer = try scope.socket(.dealer)
+                try dealer.set(.routingID, to: Array(configuration.id.utf8))
+                try dealer.set(.sendHighWaterMark, to: 100_000)
+                try dealer.set(.receiveHighWaterMark, to: 100_000)
+                try dealer.connect(configuration.coordinator)
+                let engine = WorkerEngine(
+                    id: configuration.id, stores: configuration.stores.map { $0.makeStore() }, scope: scope,
+                    dealer: dealer, heartbeat: configuration.heartbeatInterval, logger: logger, events: events,
+                    onStop: { error in stopped.finish(.success(error)) })
+                scope.add(dealer) { socket in try engine.drain(socket, fromSubscriber: false) }
+                Self.scheduleTicks(for: engine, in: scope)
+                engine.sayHello()
+                return IOLoopBound(engine, scope: scope)
+            }
+        } catch {
+            await loop.shutdown()
+            throw BusError(code: .usage, message: "cannot connect to the coordinator at \(configuration.coordinator): \(error)")
+        }
+        logger.info("worker started", metadata: [
+            "worker": "\(configuration.id)", "coordinator": "\(configuration.coordinator)",
+            "stores": "\(configuration.stores.map(\.effectiveName).joined(separator: ","))",
+        ])
+
+        let outcome: BusError?
+        do {
+            outcome = try await withGracefulShutdownHandler {
+                try await stopped.value()
+            } onGracefulShutdown: {
+                loop.execute { _ in engine.value.beginShutdown() }
+            }
+        } catch {
+            // Cancelled: stop at once, without waiting for the dispatch in hand.
+            await loop.shutdown()
+            throw error
+        }
+        await loop.shutdown()
+        if let outcome { throw outcome }
+        logger.info("worker stopped", metadata: ["worker": "\(configuration.id)"])
+    }
+
+    /// Ticks at the heartbeat interval, which the coordinator may change in WELCOME.
+    private static func scheduleTicks(for engine: WorkerEngine, in scope: IOLoopScope) {
+        scope.schedule(after: engine.heartbeatInterval) {
+            engine.tick()
+            if engine.phase != .stopped { scheduleTicks(for: engine, in: scope) }
+        }
+    }
+}

@@ -1,0 +1,41 @@
+/// How a ``Worker`` joins the bus and what it hosts.
+public struct WorkerConfiguration: Sendable {
+    /// The worker's id: stable across restarts, unique on the bus. It is also its routing id.
+    public var id: String
+    /// The coordinator's control endpoint.
+    public var coordinator: String
+    /// The stores to host.
+    public var stores: [HostedStore]
+    /// How often to beat until the coordinator's WELCOME says otherwise.
+    public var heartbeatInterval: Duration
+
+    public init(
+        id: String, coordinator: String = BusDefaults.controlEndpoint, stores: [HostedStore],
+        heartbeatInterval: Duration = BusDefaults.heartbeatInterval
+    ) {
+        self.id = id
+        self.coordinator = coordinator
+        self.stores = stores
+        self.heartbeatInterval = heartbeatInterval
+    }
+
+    /// Checks what can be checked before joining: the id, the store names, and the waits among hosted stores.
+    /// - Throws: ``BusError`` (`usage`) saying what to fix.
+    public func validate() throws {
+        guard StoreSpec.isValidName(id) else {
+            throw BusError(code: .usage, message: "worker id '\(id)' must be 1 to 64 letters, digits, '.', '_' or '-'")
+        }
+        guard !stores.isEmpty else {
+            throw BusError(code: .usage, message: "worker `\(id)` hosts no store; give at least one --store NAME=KIND")
+        }
+        var seen = Set<String>()
+        for store in stores {
+            guard StoreSpec.isValidName(store.effectiveName) else {
+                throw BusError(code: .usage, message: "store name '\(store.effectiveName)' is not valid")
+            }
+            guard seen.insert(store.effectiveName).inserted else {
+                throw BusError(code: .usage, message: "worker `\(id)` hosts two stores named `\(store.effectiveName)`; rename one")
+            }
+        }
+    }
+}

@@ -1,0 +1,13 @@
+import FluxBusProtocol
+
+/// What a ``Worker`` reports as it runs, for tests, tools and logs.
+public enum WorkerEvent: Sendable, Hashable {
+    /// The coordinator welcomed the worker under an epoch; it is catching up.
+    case welcomed(epoch: UInt64, sequence: UInt64)
+    /// The worker caught up and told the coordinator it is ready; it now counts in every dispatch.
+    case live(sequence: UInt64)
+    /// A hosted store handled (or skipped) one dispatch.
+    case applied(sequence: UInt64, store: String, status: OutcomeStatus)
+    /// The coordinator refused the worker; it stops.
+    case rejected(code: Message.Reject.Code, reason: String)
+}
