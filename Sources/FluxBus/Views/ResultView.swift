@@ -1,0 +1,67 @@
+import Foundation
+import FluxBusProtocol
+
+/// How the CLI shows a dispatch's result: a short text table, or the JSON object scripts rely on.
+public enum ResultView {
+    /// `dispatch --json`: `seq`, `status` (`ok` or `failed`), `stores` (name → `status`, `replicas`, `error`),
+    /// `elapsedMicros`, and every replica's outcome under `outcomes`.
+    public struct JSON: Codable, Sendable, Hashable {
+        public struct Store: Codable, Sendable, Hashable {
+            public let status: String
+            public let replicas: Int
+            public let error: String?
+        }
+        public struct Replica: Codable, Sendable, Hashable {
+            public let store: String
+            public let worker: String
+            public let status: String
+            public let message: String?
+            public let digest: String
+        }
+        public let seq: UInt64
+        public let epoch: UInt64
+        public let status: String
+        public let stores: [String: Store]
+        public let outcomes: [Replica]
+        public let elapsedMicros: UInt64
+    }
+
+    public static func json(_ result: DispatchResult) -> JSON {
+        JSON(
+            seq: result.sequence, epoch: result.epoch, status: result.succeeded ? "ok" : "failed",
+            stores: Dictionary(uniqueKeysWithValues: result.stores.map {
+                ($0.name, JSON.Store(status: $0.status.description, replicas: $0.replicas, error: $0.error))
+            }),
+            outcomes: result.outcomes.map {
+                JSON.Replica(
+                    store: $0.store, worker: $0.worker, status: $0.status.description,
+                    message: $0.message.isEmpty ? nil : $0.message, digest: StateDigestText.hex($0.digest))
+            },
+            elapsedMicros: result.elapsedMicros)
+    }
+
+    public static func text(_ result: DispatchResult, actionType: String) -> String {
+        var lines = ["#\(result.sequence) \(actionType): \(result.succeeded ? "ok" : "failed") in \(Self.duration(micros: result.elapsedMicros))"]
+        if result.outcomes.isEmpty { lines.append("  no store handles \(actionType)") }
+        let width = max(8, result.outcomes.map(\.store.count).max() ?? 0)
+        for outcome in result.outcomes {
+            var line = "  " + outcome.store.padding(toLength: width, withPad: " ", startingAt: 0) + "  "
+                + outcome.status.description.padding(toLength: 8, withPad: " ", startingAt: 0)
+                + (outcome.worker.isEmpty ? "-" : outcome.worker)
+            if !outcome.message.isEmpty { line += "  " + outcome.message }
+            lines.append(line)
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    static func duration(micros: UInt64) -> String {
+        micros < 1000 ? "\(micros) µs" : String(format: "%.1f ms", Double(micros) / 1000)
+    }
+
+    /// Encodes any view as JSON with sorted keys, the way every `--json` prints.
+    public static func encode(_ value: some Encodable, pretty: Bool = false) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = pretty ? [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+import FluxBusProtocol
+
+/// How the CLI shows `status`: readable at a glance, or JSON for scripts.
+public enum StatusView {
+    /// `status --json`: `epoch`; `seq` (the last completed); `queue`; `workers` (`id`, `state`, `stores`, `lastSeq`,
+    /// `lag`, `heartbeatAgeMillis`); `stores` (`name`, `dependsOn`, `handles`, `waitingFor`, `divergedAt`, `replicas`
+    /// with `worker`, `lastSeq`, `digest`).
+    public struct JSON: Codable, Sendable, Hashable {
+        public struct Worker: Codable, Sendable, Hashable {
+            public let id: String
+            public let state: String
+            public let stores: [String]
+            public let lastSeq: UInt64
+            public let lag: UInt64
+            public let heartbeatAgeMillis: UInt32
+        }
+        public struct Replica: Codable, Sendable, Hashable {
+            public let worker: String
+            public let lastSeq: UInt64
+            public let digest: String
+        }
+        public struct Store: Codable, Sendable, Hashable {
+            public let name: String
+            public let dependsOn: [String]
+            public let handles: [String]
+            public let waitingFor: [String]
+            public let divergedAt: UInt64?
+            public let replicas: [Replica]
+        }
+        public let epoch: UInt64
+        public let seq: UInt64
+        public let queue: UInt32
+        public let publishEndpoint: String
+        public let workers: [Worker]
+        public let stores: [Store]
+    }
+
+    public static func json(_ status: Message.Status) -> JSON {
+        JSON(
+            epoch: status.epoch, seq: status.sequence, queue: status.queueLength, publishEndpoint: status.publishEndpoint,
+            workers: status.workers.map {
+                .init(id: $0.id, state: $0.state.description, stores: $0.stores, lastSeq: $0.lastApplied,
+                      lag: status.sequence > $0.lastApplied ? status.sequence - $0.lastApplied : 0,
+                      heartbeatAgeMillis: $0.heartbeatAgeMillis)
+            },
+            stores: status.stores.map { store in
+                .init(name: store.name, dependsOn: store.dependsOn, handles: store.handlesAll ? ["*"] : store.handles,
+                      waitingFor: store.waitingFor, divergedAt: store.divergedAt == 0 ? nil : store.divergedAt,
+                      replicas: store.replicas.map { .init(worker: $0.worker, lastSeq: $0.lastApplied, digest: StateDigestText.hex($0.digest)) })
+            })
+    }
+
+    public static func text(_ status: Message.Status) -> String {
+        var lines = [
+            "epoch \(status.epoch)   seq \(status.sequence)   queue \(status.queueLength)   publish \(status.publishEndpoint)",
+            "",
+            "workers (\(status.workers.count))",
+        ]
+        if status.workers.isEmpty { lines.append("  none yet: start one with `fluxbus worker --id ID --store NAME=KIND`") }
+        for worker in status.workers {
+            let lag = status.sequence > worker.lastApplied ? status.sequence - worker.lastApplied : 0
+            lines.append("  " + pad(worker.id, 14) + pad(worker.state.description, 12) + pad("seq \(worker.lastApplied)", 12)
+                + pad("lag \(lag)", 9) + pad("heard \(worker.heartbeatAgeMillis) ms ago", 20) + worker.stores.joined(separator: ", "))
+        }
+        lines += ["", "stores (\(status.stores.count))"]
+        for store in status.stores {
+            var line = "  " + pad(store.name, 14)
+                + pad(store.dependsOn.isEmpty ? "-" : "after " + store.dependsOn.joined(separator: "+"), 20)
+            if !store.waitingFor.isEmpty { line += "WAITING FOR " + store.waitingFor.joined(separator: ", ") + "  " }
+            let digests = Set(store.replicas.map(\.digest))
+            if store.divergedAt != 0 { line += "DIVERGED at #\(store.divergedAt)  " }
+            line += "\(store.replicas.count) replica\(store.replicas.count == 1 ? "" : "s")"
+            line += digests.count <= 1 ? "" : "  (digests differ)"
+            lines.append(line)
+            for replica in store.replicas {
+                lines.append("      " + pad(replica.worker, 14) + pad("seq \(replica.lastApplied)", 12) + StateDigestText.hex(replica.digest))
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    static func pad(_ text: String, _ width: Int) -> String {
+        text.count >= width ? text + " " : text.padding(toLength: width, withPad: " ", startingAt: 0)
+    }
+}
