@@ -95,7 +95,9 @@ public struct Codec: Sendable {
             throw DecodeError(code: .wrongFrameCount, value: frames.count)
         }
         try Self.checkSignature(first)
-        return try decodeBody(last.assumingMemoryBound(to: UInt8.self))
+        return try last.withMemoryRebound(to: UInt8.self) { (body) throws(DecodeError) -> Message in
+            try decodeBody(body)
+        }
     }
 
     /// Checks frame 0. A frame that starts with `FLXB` and another version byte is a version

@@ -160,6 +160,16 @@ struct StrictnessTests {
         }
     }
 
+    @Test("encoding what the wire cannot express (a string over 65535 bytes) traps instead of truncating")
+    func unrepresentableTraps() async {
+        await #expect(processExitsWith: .failure) {
+            _ = Codec().encode(.goodbye(.init(reason: String(repeating: "a", count: 65_536))))
+        }
+        // The largest expressible string encodes (a receiver with default limits would refuse it).
+        let largest = Message.goodbye(.init(reason: String(repeating: "a", count: 65_535)))
+        #expect(Codec().encode(largest)[1].count == 1 + 2 + 65_535)
+    }
+
     @Test("bytes left after the last field are trailingBytes", arguments: [1, 3])
     func trailingBytes(_ extra: Int) {
         let frame = body(.heartbeat(.init(epoch: 1, sequence: 2))) + [UInt8](repeating: 0, count: extra)
