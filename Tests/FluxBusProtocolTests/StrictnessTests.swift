@@ -133,7 +133,7 @@ struct StrictnessTests {
             == DecodeError(code: .lengthOverLimit, command: .action, field: "plan[0].waitsFor", value: 2, limit: 1))
 
         #expect(failure([Self.signature, [0x0B, 0x00, 0x00] + [UInt8](repeating: 0, count: 62)], codec: tight)
-            == DecodeError(code: .frameTooLarge, value: 65, limit: 64))
+            == DecodeError(code: .frameTooLarge, command: .goodbye, value: 65, limit: 64))
     }
 
     @Test("the default string limit is 4096 bytes")
@@ -155,9 +155,11 @@ struct StrictnessTests {
         #expect(failure(codec.encode(long)) == predicted)
 
         let tight = Codec(limits: Limits(maxFrameBytes: 10))
+        let goodbye = Message.goodbye(.init(reason: "123456789"))
         #expect(throws: DecodeError(code: .frameTooLarge, command: .goodbye, value: 12, limit: 10)) {
-            try tight.validate(.goodbye(.init(reason: "123456789")))
+            try tight.validate(goodbye)
         }
+        #expect(failure(tight.encode(goodbye), codec: tight) == DecodeError(code: .frameTooLarge, command: .goodbye, value: 12, limit: 10))
     }
 
     @Test("encoding what the wire cannot express (a string over 65535 bytes) traps instead of truncating")
