@@ -73,7 +73,7 @@ struct StrictnessTests {
 
     @Test("truncation names the field, with its path inside lists")
     func truncatedField() {
-        let hello = body(.hello(.init(workerID: "w1", instance: 9, stores: [.init(name: "abcd", lastApplied: 3)])))
+        let hello = body(.hello(.init(workerID: "w1", instance: 9, stores: [.init(name: "abcd", handlesAll: true, lastApplied: 3)])))
         // Cut inside `instance` (bytes 5...12 after the command and workerID).
         #expect(failure([Self.signature, Array(hello.prefix(8))])
             == DecodeError(code: .truncated, command: .hello, field: "instance", value: 8, limit: 3))
@@ -148,7 +148,7 @@ struct StrictnessTests {
     @Test("validate reports exactly what the receiver's decoder would")
     func validatePredictsDecode() throws {
         let long = Message.hello(.init(workerID: "w", instance: 0, stores: [
-            .init(name: "ok"), .init(name: "s", handles: [String(repeating: "x", count: 5000)]),
+            .init(name: "ok", handlesAll: true), .init(name: "s", handlesAll: false, handles: [String(repeating: "x", count: 5000)]),
         ]))
         let predicted = #expect(throws: DecodeError.self) { try codec.validate(long) }
         #expect(predicted == DecodeError(code: .lengthOverLimit, command: .hello, field: "stores[1].handles[0]", value: 5000, limit: 4096))
@@ -190,7 +190,7 @@ struct StrictnessTests {
 
     @Test("malformed UTF-8 inside a list names the item")
     func invalidUTF8InList() {
-        var frame = body(.hello(.init(workerID: "w", instance: 0, stores: [.init(name: "a", handles: ["ok", "xy"])])))
+        var frame = body(.hello(.init(workerID: "w", instance: 0, stores: [.init(name: "a", handlesAll: false, handles: ["ok", "xy"])])))
         frame[frame.count - 9] = 0xFF  // "y" of the second handled type
         #expect(failure([Self.signature, frame])
             == DecodeError(code: .invalidUTF8, command: .hello, field: "stores[0].handles[1]"))
