@@ -60,11 +60,7 @@ public struct Codec: Sendable {
     /// The body's encoded size after the command byte, checked against `limits`.
     private static func measure(_ message: Message, limits: Limits) throws(DecodeError) -> Int {
         var sizer = WireSizer(limits: limits)
-        do { try message.visitBody(&sizer) } catch {
-            var error = error
-            error.command = message.command
-            throw error
-        }
+        do { try message.visitBody(&sizer) } catch { throw error.in(message.command) }
         return sizer.count
     }
 
@@ -95,7 +91,9 @@ public struct Codec: Sendable {
             throw DecodeError(code: .wrongFrameCount, value: frames.count)
         }
         try Self.checkSignature(first)
-        return try decodeBody(last.assumingMemoryBound(to: UInt8.self))
+        return try last.withMemoryRebound(to: UInt8.self) { (body) throws(DecodeError) -> Message in
+            try decodeBody(body)
+        }
     }
 
     /// Checks frame 0. A frame that starts with `FLXB` and another version byte is a version
@@ -110,20 +108,18 @@ public struct Codec: Sendable {
     }
 
     private func decodeBody(_ body: UnsafeBufferPointer<UInt8>) throws(DecodeError) -> Message {
-        guard body.count <= limits.maxFrameBytes else {
-            throw DecodeError(code: .frameTooLarge, value: body.count, limit: limits.maxFrameBytes)
-        }
         guard let byte = body.first else { throw .truncated("command", needed: 1, remaining: 0) }
         guard let command = Command(rawValue: byte) else { throw DecodeError(code: .unknownCommand, value: Int(byte)) }
+        guard body.count <= limits.maxFrameBytes else {
+            throw DecodeError(code: .frameTooLarge, command: command, value: body.count, limit: limits.maxFrameBytes)
+        }
         var reader = WireReader(UnsafeBufferPointer(rebasing: body.dropFirst()), limits: limits)
         do {
             let message = try Message.make(command, by: &reader)
             try reader.finish()
             return message
         } catch {
-            var error = error
-            error.command = command
-            throw error
+            throw error.in(command)
         }
     }
 }

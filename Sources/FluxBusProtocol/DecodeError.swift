@@ -129,6 +129,13 @@ extension DecodeError {
         DecodeError(code: .lengthOverLimit, field: "\(field)", value: length, limit: limit)
     }
 
+    /// This error, attributed to a message of `command`.
+    func `in`(_ command: Command) -> DecodeError {
+        var copy = self
+        copy.command = command
+        return copy
+    }
+
     /// This error, re-addressed to item `index` of the list `list`.
     func nested(in list: StaticString, index: Int) -> DecodeError {
         var copy = self

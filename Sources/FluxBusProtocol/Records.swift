@@ -14,7 +14,7 @@ public struct StoreDeclaration: Sendable, Hashable {
     public var lastApplied: UInt64
 
     /// A declaration with the given fields.
-    public init(name: String, dependsOn: [String] = [], handlesAll: Bool = true, handles: [String] = [], lastApplied: UInt64 = 0) {
+    public init(name: String, dependsOn: [String] = [], handlesAll: Bool, handles: [String] = [], lastApplied: UInt64 = 0) {
         self.name = name
         self.dependsOn = dependsOn
         self.handlesAll = handlesAll

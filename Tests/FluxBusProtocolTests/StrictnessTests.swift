@@ -73,7 +73,7 @@ struct StrictnessTests {
 
     @Test("truncation names the field, with its path inside lists")
     func truncatedField() {
-        let hello = body(.hello(.init(workerID: "w1", instance: 9, stores: [.init(name: "abcd", lastApplied: 3)])))
+        let hello = body(.hello(.init(workerID: "w1", instance: 9, stores: [.init(name: "abcd", handlesAll: true, lastApplied: 3)])))
         // Cut inside `instance` (bytes 5...12 after the command and workerID).
         #expect(failure([Self.signature, Array(hello.prefix(8))])
             == DecodeError(code: .truncated, command: .hello, field: "instance", value: 8, limit: 3))
@@ -133,7 +133,7 @@ struct StrictnessTests {
             == DecodeError(code: .lengthOverLimit, command: .action, field: "plan[0].waitsFor", value: 2, limit: 1))
 
         #expect(failure([Self.signature, [0x0B, 0x00, 0x00] + [UInt8](repeating: 0, count: 62)], codec: tight)
-            == DecodeError(code: .frameTooLarge, value: 65, limit: 64))
+            == DecodeError(code: .frameTooLarge, command: .goodbye, value: 65, limit: 64))
     }
 
     @Test("the default string limit is 4096 bytes")
@@ -148,16 +148,28 @@ struct StrictnessTests {
     @Test("validate reports exactly what the receiver's decoder would")
     func validatePredictsDecode() throws {
         let long = Message.hello(.init(workerID: "w", instance: 0, stores: [
-            .init(name: "ok"), .init(name: "s", handles: [String(repeating: "x", count: 5000)]),
+            .init(name: "ok", handlesAll: true), .init(name: "s", handlesAll: false, handles: [String(repeating: "x", count: 5000)]),
         ]))
         let predicted = #expect(throws: DecodeError.self) { try codec.validate(long) }
         #expect(predicted == DecodeError(code: .lengthOverLimit, command: .hello, field: "stores[1].handles[0]", value: 5000, limit: 4096))
         #expect(failure(codec.encode(long)) == predicted)
 
         let tight = Codec(limits: Limits(maxFrameBytes: 10))
+        let goodbye = Message.goodbye(.init(reason: "123456789"))
         #expect(throws: DecodeError(code: .frameTooLarge, command: .goodbye, value: 12, limit: 10)) {
-            try tight.validate(.goodbye(.init(reason: "123456789")))
+            try tight.validate(goodbye)
         }
+        #expect(failure(tight.encode(goodbye), codec: tight) == DecodeError(code: .frameTooLarge, command: .goodbye, value: 12, limit: 10))
+    }
+
+    @Test("encoding what the wire cannot express (a string over 65535 bytes) traps instead of truncating")
+    func unrepresentableTraps() async {
+        await #expect(processExitsWith: .failure) {
+            _ = Codec().encode(.goodbye(.init(reason: String(repeating: "a", count: 65_536))))
+        }
+        // The largest expressible string encodes (a receiver with default limits would refuse it).
+        let largest = Message.goodbye(.init(reason: String(repeating: "a", count: 65_535)))
+        #expect(Codec().encode(largest)[1].count == 1 + 2 + 65_535)
     }
 
     @Test("bytes left after the last field are trailingBytes", arguments: [1, 3])
@@ -178,7 +190,7 @@ struct StrictnessTests {
 
     @Test("malformed UTF-8 inside a list names the item")
     func invalidUTF8InList() {
-        var frame = body(.hello(.init(workerID: "w", instance: 0, stores: [.init(name: "a", handles: ["ok", "xy"])])))
+        var frame = body(.hello(.init(workerID: "w", instance: 0, stores: [.init(name: "a", handlesAll: false, handles: ["ok", "xy"])])))
         frame[frame.count - 9] = 0xFF  // "y" of the second handled type
         #expect(failure([Self.signature, frame])
             == DecodeError(code: .invalidUTF8, command: .hello, field: "stores[0].handles[1]"))

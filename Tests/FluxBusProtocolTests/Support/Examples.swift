@@ -18,6 +18,7 @@ enum Examples {
     static let joinWelcome = Message.welcome(.init(
         epoch: 1, sequence: 0, publishEndpoint: "tcp://127.0.0.1:7400", heartbeatMillis: 500, deadlineMillis: 2000
     ))
+    static let joinHeartbeat = Message.heartbeat(.init(epoch: 1, sequence: 0))
     static let joinReady = Message.ready(.init(epoch: 1, lastApplied: 0))
 
     /// A client dispatches `country-update`; `w1`'s country store handles it.
@@ -38,7 +39,8 @@ enum Examples {
 
     /// The named exchanges, in the order the document shows them.
     static let documented: [(name: String, message: Message)] = [
-        ("join-hello", joinHello), ("join-welcome", joinWelcome), ("join-ready", joinReady),
+        ("join-hello", joinHello), ("join-welcome", joinWelcome), ("join-heartbeat", joinHeartbeat),
+        ("join-ready", joinReady),
         ("dispatch-dispatch", dispatchRequest), ("dispatch-action", dispatchAction),
         ("dispatch-ack", dispatchAck), ("dispatch-result", dispatchResult),
     ]
