@@ -49,8 +49,11 @@ let package = Package(
         .executableTarget(
             name: "fluxbus",
             dependencies: [
-                "FluxBus", "Flux", "FluxStores",
+                "FluxBus", "Flux", "FluxStores", "FluxBusProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
 

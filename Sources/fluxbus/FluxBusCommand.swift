@@ -2,18 +2,24 @@ import ArgumentParser
 import FluxBus
 
 @main
-struct FluxBusCommand: ParsableCommand {
+struct FluxBusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fluxbus",
         abstract: "Facebook's Flux dispatcher, faithful in process and distributed over ZeroMQ.",
         discussion: """
+            A coordinator owns the order of actions and the waitFor graph; workers host stores and acknowledge \
+            every action; clients dispatch and read. Start with `fluxbus demo`.
+
             Exit codes:
               0  done
               1  the dispatch completed, but a store failed or was skipped
-              2  usage
+              2  usage: a bad argument or configuration
               3  unreachable or timed out
-              4  refused (busy, unauthorized, invalid graph)
+              4  refused: busy, unauthorized, invalid graph
             """,
-        subcommands: [Demo.self, Bench.self]
+        subcommands: [
+            CoordinatorCommand.self, WorkerCommand.self, DispatchCommand.self, StatusCommand.self, GraphCommand.self,
+            StateCommand.self, Demo.self, Bench.self,
+        ]
     )
 }

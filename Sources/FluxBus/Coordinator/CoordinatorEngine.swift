@@ -106,6 +106,10 @@ final class CoordinatorEngine {
         case .graphRequest(let request): send(.graph(graph(requestID: request.requestID)), to: routingID)
         case .stateRequest(let request): forwardStateRequest(request, routingID: routingID, now: now)
         case .state(let state): forwardState(state, routingID: routingID)
+        case .error(let error) where workerByRoutingID[routingID] != nil && stateQueries[error.requestID] != nil:
+            let query = stateQueries.removeValue(forKey: error.requestID)!
+            send(.error(.init(requestID: query.requester.requestID, code: error.code, message: error.message)),
+                 to: query.requester.routingID)
         case .welcome, .reject, .action, .release, .replay, .snapshot, .result, .error, .status, .graph, .completed:
             dropMalformed("\(message.command) is never sent to a coordinator", from: routingID)
         }

@@ -297,12 +297,20 @@ final class WorkerEngine {
             _ = try store.apply(dispatch.action, context: context)
         } catch {
             status = .failed
-            message = ActionError(describing: error).message
+            message = Self.truncated(ActionError(describing: error).message)
         }
         let output = status == .ok ? store.output() : nil
         dispatch.outcomes[store.name] = .init(status: status, message: message, output: output)
         let encodedOutput = try? output?.encoded()
         return StoreResult(store: store.name, status: status, message: message, output: encodedOutput, digest: digest(of: store))
+    }
+
+    /// Error messages travel in a protocol string, at most 4096 bytes; keep them well inside that.
+    static func truncated(_ message: String, limit: Int = 1024) -> String {
+        guard message.utf8.count > limit else { return message }
+        var cut = message.utf8.prefix(limit)
+        while String(cut) == nil { cut = cut.dropLast() }
+        return String(cut)! + "…"
     }
 
     private func digest(of store: AnyStore) -> UInt64 {
@@ -373,7 +381,10 @@ final class WorkerEngine {
 
     private func answer(_ request: Message.StateRequest) {
         guard let store = storesByName[request.store], let state = try? store.encodedState() else {
-            return logger.warning("state requested for a store this worker does not host", metadata: ["store": "\(request.store)"])
+            logger.warning("state requested for a store this worker does not host", metadata: ["store": "\(request.store)"])
+            return send(.error(.init(
+                requestID: request.requestID, code: .unknownStore,
+                message: "worker `\(id)` does not host store `\(request.store)`")))
         }
         send(.state(.init(
             requestID: request.requestID, store: store.name, worker: id, sequence: lastApplied,

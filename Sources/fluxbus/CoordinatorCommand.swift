@@ -1,0 +1,70 @@
+import ArgumentParser
+import FluxBus
+import ServiceLifecycle
+import UnixSignals
+
+struct CoordinatorCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "coordinator",
+        abstract: "Run the coordinator: it orders actions, holds the waitFor graph, and waits for acknowledgements.",
+        discussion: """
+            Binds a ROUTER (--control) for workers and clients and a PUB (--publish) for the action stream. \
+            SIGTERM or SIGINT stops it gracefully: it refuses new dispatches, completes those in hand, and exits 0.
+
+            Examples:
+              fluxbus coordinator
+              fluxbus coordinator --control tcp://127.0.0.1:7401 --publish tcp://127.0.0.1:7400 --topology flight.json
+            """)
+
+    @Option(help: ArgumentHelp("Where the ROUTER for workers and clients binds.", valueName: "endpoint"))
+    var control = BusDefaults.controlEndpoint
+
+    @Option(help: ArgumentHelp("Where the PUB for the action stream binds.", valueName: "endpoint"))
+    var publish = BusDefaults.publishEndpoint
+
+    @Option(help: ArgumentHelp(
+        "The publish endpoint to tell workers, when they must reach it under another address.", valueName: "endpoint"))
+    var advertise: String?
+
+    @Option(help: ArgumentHelp(
+        "A JSON file pinning the graph: {\"stores\": [{\"name\": \"city\", \"dependsOn\": [\"country\"], \"replicas\": 1}]}. Workers must match it.",
+        valueName: "file"))
+    var topology: String?
+
+    @Option(help: "Seconds a dispatch waits for acknowledgements before silent replicas are marked lost.")
+    var ackTimeout: Double = 5
+
+    @Option(help: "Milliseconds between heartbeats; a peer silent for 4 of them is lost.")
+    var heartbeatMs: Int = 500
+
+    @Option(help: "Dispatches that may wait behind the one in flight before clients are told the bus is busy.")
+    var queueLimit = BusDefaults.queueLimit
+
+    @Option(help: "Completed dispatches kept in memory for workers that catch up.")
+    var historyLimit = BusDefaults.historyLimit
+
+    @OptionGroup var logging: LoggingOptions
+
+    func validate() throws {
+        guard ackTimeout > 0 else { throw ValidationError("--ack-timeout must be positive") }
+        guard heartbeatMs >= 10 else { throw ValidationError("--heartbeat-ms must be at least 10") }
+        guard queueLimit > 0, historyLimit > 0 else { throw ValidationError("--queue-limit and --history-limit must be positive") }
+    }
+
+    func run() async throws {
+        let logger = logging.bootstrap(label: "fluxbus.coordinator")
+        do {
+            let configuration = CoordinatorConfiguration(
+                controlEndpoint: control, publishEndpoint: publish, advertisedPublishEndpoint: advertise,
+                topology: try topology.map(Topology.load(from:)),
+                ackTimeout: .milliseconds(Int64(ackTimeout * 1000)), heartbeatInterval: .milliseconds(Int64(heartbeatMs)),
+                queueLimit: queueLimit, historyLimit: historyLimit)
+            let coordinator = Coordinator(configuration: configuration, logger: logger)
+            let group = ServiceGroup(
+                configuration: .init(services: [coordinator], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            try await group.run()
+        } catch {
+            throw reportFailure(error)
+        }
+    }
+}

@@ -1,0 +1,81 @@
+import ArgumentParser
+import Foundation
+import FluxBus
+import FluxBusProtocol
+
+struct StatusCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Show the bus at a glance: workers with their state and lag, stores with their replicas and digests.",
+        discussion: """
+            A worker is live (counted in every dispatch), catching-up (joining, replaying what it missed), lost \
+            (silent past its deadline) or gone (said goodbye). Replicas of one store that report different digests \
+            for the same sequence are flagged DIVERGED.
+
+            Examples:
+              fluxbus status
+              fluxbus status --json | jq '.workers[] | select(.state != "live")'
+            """)
+
+    @Flag(help: "Print one JSON object: epoch, seq, queue, workers, stores.")
+    var json = false
+
+    @OptionGroup var connection: ConnectionOptions
+
+    func run() async throws {
+        let status = try await withClient(connection) { try await $0.status() }
+        print(json ? try ResultView.encode(StatusView.json(status)) : StatusView.text(status))
+    }
+}
+
+struct GraphCommand: AsyncParsableCommand {
+    enum Format: String, ExpressibleByArgument, CaseIterable { case text, dot, json }
+
+    static let configuration = CommandConfiguration(
+        commandName: "graph",
+        abstract: "Print the waitFor graph of the stores on the bus.",
+        discussion: """
+            Examples:
+              fluxbus graph
+              fluxbus graph --format dot | dot -Tpng > graph.png
+              fluxbus graph --format json
+            """)
+
+    @Option(help: "text, dot (Graphviz) or json.")
+    var format = Format.text
+
+    @OptionGroup var connection: ConnectionOptions
+
+    func run() async throws {
+        let graph = try await withClient(connection) { try await $0.graph() }
+        switch format {
+        case .text: print(GraphView.text(graph))
+        case .dot: print(GraphView.dot(graph))
+        case .json: print(try ResultView.encode(GraphView.json(graph)))
+        }
+    }
+}
+
+struct StateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "state",
+        abstract: "Print the JSON state of one live replica of a store.",
+        discussion: """
+            Standard error names the replica, the sequence its state reflects, and its digest.
+
+            Examples:
+              fluxbus state counter
+              fluxbus state price | jq .price
+            """)
+
+    @Argument(help: "The store's name.")
+    var store: String
+
+    @OptionGroup var connection: ConnectionOptions
+
+    func run() async throws {
+        let state = try await withClient(connection) { try await $0.state(of: store) }
+        printError("\(state.store) on \(state.worker) at #\(state.sequence), digest \(StateDigestText.hex(state.digest))")
+        print(String(decoding: state.state, as: UTF8.self))
+    }
+}

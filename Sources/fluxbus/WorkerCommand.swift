@@ -1,0 +1,68 @@
+import ArgumentParser
+import FluxBus
+import ServiceLifecycle
+import UnixSignals
+
+struct WorkerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "worker",
+        abstract: "Run a worker that hosts stores for the bus.",
+        discussion: """
+            Each --store is NAME=KIND[,after=DEP+DEP][,handles=TYPE+TYPE]. The built-in kinds:
+              kv       a replicated map: kv.set {"key":K,"value":ANY}, kv.delete {"key":K}
+              counter  counter.add {"by":N}; state {"value":N}
+              country  country-update {"country":C}
+              city     waits for country; picks the country's default city; also city-update {"city":X}
+              price    waits for city; prices the destination
+            after= replaces the kind's own dependencies; handles= limits it to some of its action types.
+
+            SIGTERM or SIGINT finishes the dispatch in hand, says goodbye, and exits 0. If the coordinator refuses \
+            the worker (a cycle, a topology conflict, a version mismatch) it prints why and exits 4.
+
+            Examples:
+              fluxbus worker --id w1 --store counter=counter
+              fluxbus worker --id w2 --store city=city --store price=price --coordinator tcp://127.0.0.1:7401
+            """)
+
+    @Option(help: "The worker's id: stable across restarts, unique on the bus.")
+    var id: String
+
+    @Option(name: .customLong("store"), help: ArgumentHelp("A store to host: NAME=KIND[,after=DEP+DEP][,handles=TYPE+TYPE].", valueName: "spec"))
+    var stores: [String] = []
+
+    @Option(name: .customLong("coordinator"), help: ArgumentHelp(
+        "The coordinator's control endpoint; defaults to $FLUXBUS_COORDINATOR, then \(BusDefaults.controlEndpoint).",
+        valueName: "endpoint"))
+    var endpoint: String?
+
+    @OptionGroup var logging: LoggingOptions
+
+    func validate() throws {
+        guard !stores.isEmpty else { throw ValidationError("give at least one --store NAME=KIND, for example --store counter=counter") }
+        for spec in stores {
+            do { _ = try StoreSpec(parsing: spec) } catch { throw ValidationError(error.description) }
+        }
+    }
+
+    func run() async throws {
+        let logger = logging.bootstrap(label: "fluxbus.worker")
+        let connection = ConnectionOptions(endpoint: endpoint)
+        do {
+            let hosted = try stores.map { HostedStore(try StoreSpec(parsing: $0)) }
+            let worker = Worker(
+                configuration: .init(id: id, coordinator: connection.resolvedEndpoint, stores: hosted), logger: logger)
+            let group = ServiceGroup(
+                configuration: .init(services: [worker], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            try await group.run()
+        } catch {
+            throw reportFailure(error)
+        }
+    }
+}
+
+extension ConnectionOptions {
+    init(endpoint: String?) {
+        self.init()
+        self.endpoint = endpoint
+    }
+}
