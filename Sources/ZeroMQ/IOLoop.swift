@@ -141,6 +141,7 @@ public final class IOLoop: Sendable {
     ///
     /// - Throws: Whatever `job` throws; `CancellationError`; ``ZMQError`` with ``ZMQError/isTerminated`` if the loop
     ///   has stopped.
+    @discardableResult
     public func run<Value: Sendable>(_ job: @escaping @Sendable (IOLoopScope) throws -> Value) async throws -> Value {
         let result = OneShot<Value>()
         let accepted = execute { scope in
@@ -191,16 +192,20 @@ public final class IOLoop: Sendable {
         }
     }
 
-    /// Takes the queued jobs; `nil` once the loop is stopping and none are left, which ends the loop.
-    func takeJobs() -> [Job]? {
+    /// Takes the queued jobs, and whether the loop is stopping; `nil` once it is stopping and no job is left, which
+    /// ends the loop.
+    ///
+    /// This consumes the wake-up, so a stopping loop must not block in `zmq_poll` afterwards: nothing would wake it.
+    func takeJobs() -> (jobs: [Job], isStopping: Bool)? {
         shared.withLock { shared in
             if shared.wakePending {
                 wakePipe.drain()
                 shared.wakePending = false
             }
-            if shared.jobs.isEmpty { return shared.phase == .running ? [] : nil }
+            let isStopping = shared.phase != .running
+            if shared.jobs.isEmpty && isStopping { return nil }
             defer { shared.jobs.removeAll() }
-            return shared.jobs
+            return (shared.jobs, isStopping)
         }
     }
 

@@ -132,11 +132,12 @@ public final class IOLoopScope {
     func runUntilStopped() {
         while true {
             fireDueTimers()
-            guard let jobs = loop.takeJobs() else { return }
+            guard let (jobs, isStopping) = loop.takeJobs() else { return }
             for job in jobs { perform { try job(self) } }
             do {
                 rebuildPollerIfNeeded()
-                let ready = try poller.poll(timeout: timeToNextTimer())
+                // Stopping: serve what is ready, then come back for the remaining jobs without waiting.
+                let ready = try poller.poll(timeout: isStopping ? .zero : timeToNextTimer())
                 if ready > 0 { dispatchReadable() }
             } catch {
                 // ETERM: the context was shut down, so no socket can work any more; any other error would repeat
