@@ -93,12 +93,7 @@ public final class IOLoopScope {
 
     /// Stops serving `socket`; it stays open.
     public func remove(_ socket: ZMQSocket) {
-        registrations.removeAll { registration in
-            guard registration.socket === socket else { return false }
-            registration.isActive = false
-            return true
-        }
-        pollerIsStale = true
+        unregister { $0.socket === socket }
     }
 
     /// Runs `body` once on the loop's thread after `delay`.
@@ -169,7 +164,7 @@ public final class IOLoopScope {
 
     private func rebuildPollerIfNeeded() {
         if registrations.contains(where: { $0.socket.isClosed }) {
-            remove(closedSocketsFrom: &registrations)
+            unregister { $0.socket.isClosed }
         }
         guard pollerIsStale else { return }
         poller.removeAll()
@@ -179,9 +174,9 @@ public final class IOLoopScope {
         pollerIsStale = false
     }
 
-    private func remove(closedSocketsFrom registrations: inout [Registration]) {
+    private func unregister(where matches: (Registration) -> Bool) {
         registrations.removeAll { registration in
-            guard registration.socket.isClosed else { return false }
+            guard matches(registration) else { return false }
             registration.isActive = false
             return true
         }
