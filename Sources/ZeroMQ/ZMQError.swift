@@ -20,16 +20,16 @@ import Darwin
 /// - `ETERM` (the context was shut down): every call on a socket of that context throws it. Close the socket.
 ///
 /// ```swift
-/// do throws(ZMQError) {
+/// do {
 ///     try router.send([Array("nobody".utf8), Array("hello".utf8)])
-/// } catch where error.code == .hostUnreachable {
+/// } catch let error as ZMQError where error.code == .hostUnreachable {
 ///     // "send frame 1/2 on ROUTER socket: Host unreachable (errno 113): no peer has this routing id …"
 ///     print(error)
 /// }
 /// ```
 ///
-/// The socket, context, poller and CURVE calls throw `ZMQError` only (typed throws), so a `do throws(ZMQError)`
-/// block catches it without a cast.
+/// The socket, context, poller and CURVE calls throw `ZMQError` only (typed throws), so inside a
+/// `do throws(ZMQError)` block `catch` binds a `ZMQError` without a cast.
 public struct ZMQError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The error number: a POSIX `errno` value or one of libzmq's own (such as `ETERM`).
     public let errno: Int32
