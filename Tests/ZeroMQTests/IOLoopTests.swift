@@ -184,6 +184,29 @@ struct IOLoopTests {
         #expect(!loop.isRunning)
     }
 
+    /// A loop that serves no socket still notices the context going away (through its sentinel socket), so
+    /// terminating the context alone stops the loop and closes the sockets it created.
+    @Test func contextTerminationAloneStopsALoopThatServesNoSocket() async throws {
+        let context = try ZMQContext()
+        let loop = try IOLoop(context: context, name: "test-idle-terminate")
+        let kept = try await loop.run { scope in IOLoopBound(try scope.socket(.dealer), scope: scope) }
+        await context.terminate()
+        #expect(context.isTerminated)
+        await loop.shutdown()
+        #expect(!loop.isRunning)
+        withExtendedLifetime(kept) {}
+    }
+
+    @Test func aLoopOnAShutDownContextStopsAtOnce() async throws {
+        let context = try ZMQContext()
+        context.shutdown()
+        let loop = try IOLoop(context: context, name: "test-dead-context")
+        await loop.shutdown()
+        #expect(!loop.isRunning)
+        let error = await #expect(throws: ZMQError.self) { try await loop.run { _ in } }
+        #expect(error?.isTerminated == true)
+    }
+
     /// A `run` whose task is cancelled before the loop gets to it is skipped and throws CancellationError.
     @Test func cancelledRunIsSkipped() async throws {
         let loop = try IOLoop(context: try ZMQContext(), name: "test-cancel")
