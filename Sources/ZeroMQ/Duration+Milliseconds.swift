@@ -12,6 +12,12 @@ extension Duration {
         return overflow2 ? Int.max : Int(total)
     }
 
+    /// The duration in whole seconds, rounded up, for the TCP keepalive options.
+    var roundedUpSeconds: Int {
+        let milliseconds = roundedUpMilliseconds
+        return milliseconds / 1000 + (milliseconds % 1000 > 0 ? 1 : 0)
+    }
+
     /// ``roundedUpMilliseconds`` clamped to `Int32`, the width of libzmq's time options.
     var optionMilliseconds: Int32 { Int32(clamping: roundedUpMilliseconds) }
 }

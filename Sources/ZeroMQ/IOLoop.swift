@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import Synchronization
 
@@ -56,7 +55,7 @@ public final class IOLoop: Sendable {
     let onError: @Sendable (any Error) -> Void
     let wakePipe: WakePipe
     private let shared = Mutex(Shared())
-    private let finished = DispatchGroup()
+    private let finished = Completion()
 
     private struct Shared {
         var jobs: [Job] = []
@@ -64,7 +63,6 @@ public final class IOLoop: Sendable {
         var wakePending = false
         var phase = Phase.running
         var thread: ObjectIdentifier?
-        var finishWaiters: [OneShot<Void>] = []
     }
 
     private enum Phase {
@@ -92,7 +90,6 @@ public final class IOLoop: Sendable {
             FileHandle.standardError.write(Data("IOLoop \(name): \(error)\n".utf8))
         }
         self.wakePipe = try WakePipe()
-        finished.enter()
         let thread = Thread { [self] in threadMain() }
         thread.name = name
         thread.start()
@@ -141,6 +138,7 @@ public final class IOLoop: Sendable {
     ///
     /// - Throws: Whatever `job` throws; `CancellationError`; ``ZMQError`` with ``ZMQError/isTerminated`` if the loop
     ///   has stopped.
+    @discardableResult
     public func run<Value: Sendable>(_ job: @escaping @Sendable (IOLoopScope) throws -> Value) async throws -> Value {
         let result = OneShot<Value>()
         let accepted = execute { scope in
@@ -164,7 +162,7 @@ public final class IOLoop: Sendable {
     public func shutdown() {
         requestStop()
         if isCurrent { return }
-        finished.wait()
+        finished.waitBlocking()
     }
 
     /// Stops the loop and suspends until its thread has ended; see ``shutdown()``.
@@ -172,12 +170,7 @@ public final class IOLoop: Sendable {
     /// If the task is cancelled, it stops waiting; the loop still stops.
     public func shutdown() async {
         requestStop()
-        let waiter = OneShot<Void>()
-        let stopped = shared.withLock { shared in
-            if shared.phase != .stopped { shared.finishWaiters.append(waiter) }
-            return shared.phase == .stopped
-        }
-        if !stopped { try? await waiter.value() }
+        await finished.wait()
     }
 
     // MARK: - Loop side
@@ -191,16 +184,20 @@ public final class IOLoop: Sendable {
         }
     }
 
-    /// Takes the queued jobs; `nil` once the loop is stopping and none are left, which ends the loop.
-    func takeJobs() -> [Job]? {
+    /// Takes the queued jobs, and whether the loop is stopping; `nil` once it is stopping and no job is left, which
+    /// ends the loop.
+    ///
+    /// This consumes the wake-up, so a stopping loop must not block in `zmq_poll` afterwards: nothing would wake it.
+    func takeJobs() -> (jobs: [Job], isStopping: Bool)? {
         shared.withLock { shared in
             if shared.wakePending {
                 wakePipe.drain()
                 shared.wakePending = false
             }
-            if shared.jobs.isEmpty { return shared.phase == .running ? [] : nil }
+            let isStopping = shared.phase != .running
+            if shared.jobs.isEmpty && isStopping { return nil }
             defer { shared.jobs.removeAll() }
-            return shared.jobs
+            return (shared.jobs, isStopping)
         }
     }
 
@@ -215,13 +212,10 @@ public final class IOLoop: Sendable {
         let scope = IOLoopScope(loop: self)
         scope.runUntilStopped()
         scope.closeEverything()
-        let waiters = shared.withLock { shared in
+        shared.withLock { shared in
             shared.phase = .stopped
             shared.thread = nil
-            defer { shared.finishWaiters.removeAll() }
-            return shared.finishWaiters
         }
-        for waiter in waiters { waiter.finish(.success(())) }
-        finished.leave()
+        finished.complete()
     }
 }

@@ -55,12 +55,21 @@ public final class IOLoopScope {
     private var timers: [ScheduledTimer] = []
     private var createdSockets: [WeakSocket] = []
     private var poller = ZMQPoller()
-    /// The registrations behind the poller's items 1..., as of the last rebuild; item 0 is the wake pipe.
+    /// The registrations behind the poller's items from `firstPolledItem` on, as of the last rebuild; the items
+    /// before are the wake pipe and the sentinel.
     private var polled: [Registration] = []
+    private var firstPolledItem = 0
     private var pollerIsStale = true
+
+    /// An unconnected socket that is always polled, never readable: when the context is shut down, polling it
+    /// fails with ETERM, so the loop stops even if it serves no socket of its own. `nil` if the context was
+    /// already shut down when the loop started, which stops the loop at once.
+    private let sentinel: ZMQSocket?
 
     init(loop: IOLoop) {
         self.loop = loop
+        self.sentinel = try? ZMQSocket(.pair, context: loop.context)
+        if sentinel == nil { loop.requestStop() }
     }
 
     /// The loop's context.
@@ -93,12 +102,7 @@ public final class IOLoopScope {
 
     /// Stops serving `socket`; it stays open.
     public func remove(_ socket: ZMQSocket) {
-        registrations.removeAll { registration in
-            guard registration.socket === socket else { return false }
-            registration.isActive = false
-            return true
-        }
-        pollerIsStale = true
+        unregister { $0.socket === socket }
     }
 
     /// Runs `body` once on the loop's thread after `delay`.
@@ -132,11 +136,12 @@ public final class IOLoopScope {
     func runUntilStopped() {
         while true {
             fireDueTimers()
-            guard let jobs = loop.takeJobs() else { return }
+            guard let (jobs, isStopping) = loop.takeJobs() else { return }
             for job in jobs { perform { try job(self) } }
             do {
                 rebuildPollerIfNeeded()
-                let ready = try poller.poll(timeout: timeToNextTimer())
+                // Stopping: serve what is ready, then come back for the remaining jobs without waiting.
+                let ready = try poller.poll(timeout: isStopping ? .zero : timeToNextTimer())
                 if ready > 0 { dispatchReadable() }
             } catch {
                 // ETERM: the context was shut down, so no socket can work any more; any other error would repeat
@@ -155,6 +160,7 @@ public final class IOLoopScope {
             registration.socket.close()
         }
         for created in createdSockets { created.socket?.close() }
+        sentinel?.close()
         registrations.removeAll()
         createdSockets.removeAll()
         timers.removeAll()
@@ -168,19 +174,21 @@ public final class IOLoopScope {
 
     private func rebuildPollerIfNeeded() {
         if registrations.contains(where: { $0.socket.isClosed }) {
-            remove(closedSocketsFrom: &registrations)
+            unregister { $0.socket.isClosed }
         }
         guard pollerIsStale else { return }
         poller.removeAll()
         poller.add(fileDescriptor: loop.wakePipe.readEnd, events: .readable)
+        if let sentinel { poller.add(sentinel, events: .readable) }
+        firstPolledItem = poller.count
         for registration in registrations { poller.add(registration.socket, events: .readable) }
         polled = registrations
         pollerIsStale = false
     }
 
-    private func remove(closedSocketsFrom registrations: inout [Registration]) {
+    private func unregister(where matches: (Registration) -> Bool) {
         registrations.removeAll { registration in
-            guard registration.socket.isClosed else { return false }
+            guard matches(registration) else { return false }
             registration.isActive = false
             return true
         }
@@ -188,7 +196,7 @@ public final class IOLoopScope {
     }
 
     private func dispatchReadable() {
-        for (offset, registration) in polled.enumerated() where poller[offset + 1].contains(.readable) {
+        for (offset, registration) in polled.enumerated() where poller[firstPolledItem + offset].contains(.readable) {
             // An earlier handler in this round may have removed or closed it.
             guard registration.isActive, !registration.socket.isClosed else { continue }
             perform { try registration.onReadable(registration.socket) }

@@ -99,7 +99,7 @@ extension SocketOption where Value == Duration? {
 
     /// A time in whole seconds where `-1` (`nil`) means the operating system's default.
     static func optionalSeconds(_ name: String, _ code: Int32) -> Self {
-        .int32(name, code, encode: { $0.map { Int32(clamping: ($0.roundedUpMilliseconds + 999) / 1000) } ?? -1 },
+        .int32(name, code, encode: { $0.map { Int32(clamping: $0.roundedUpSeconds) } ?? -1 },
                decode: { $0 < 0 ? nil : .seconds($0) })
     }
 }

@@ -4,7 +4,7 @@ import CZMQ
 public enum SocketType: Sendable, Hashable, CaseIterable, CustomStringConvertible {
     /// Publishes to every subscriber whose subscription prefix matches; drops when a subscriber is slow.
     case pub
-    /// Receives from publishers, filtered by the prefixes given to ``ZMQSocket/subscribe(_:)-(String)``.
+    /// Receives from publishers, filtered by the prefixes given to `ZMQSocket.subscribe(_:)`.
     case sub
     /// A PUB that also receives subscription messages (`0x01` + prefix, `0x00` + prefix when unsubscribing).
     case xpub

@@ -23,9 +23,13 @@ import Darwin
 /// do {
 ///     try router.send([Array("nobody".utf8), Array("hello".utf8)])
 /// } catch let error as ZMQError where error.code == .hostUnreachable {
-///     print(error)  // "send frame 1/2: Host unreachable (errno 113): no peer has this routing id …"
+///     // "send frame 1/2 on ROUTER socket: Host unreachable (errno 113): no peer has this routing id …"
+///     print(error)
 /// }
 /// ```
+///
+/// The socket, context, poller and CURVE calls throw `ZMQError` only (typed throws), so inside a
+/// `do throws(ZMQError)` block `catch` binds a `ZMQError` without a cast.
 public struct ZMQError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The error number: a POSIX `errno` value or one of libzmq's own (such as `ETERM`).
     public let errno: Int32

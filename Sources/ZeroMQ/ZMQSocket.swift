@@ -34,12 +34,9 @@ public final class ZMQSocket {
     /// - Throws: ``ZMQError``: ``ZMQError/isTerminated`` if the context was shut down, `EMFILE` past the context's
     ///   socket limit.
     public init(_ type: SocketType, context: ZMQContext) throws(ZMQError) {
-        guard let handle = zmq_socket(context.handle, type.rawValue) else {
-            throw ZMQError.last("create \(type) socket")
-        }
         self.type = type
         self.context = context
-        self.handle = handle
+        self.handle = try context.makeSocket(type).pointer
         try set(.linger, to: context.defaultLinger)
     }
 

@@ -86,6 +86,27 @@ struct CurveTests {
         #expect(result.zapRequests.first?.curvePublicKey == client.publicKey)
     }
 
+    /// Without a ZAP handler in the context, libzmq 4.3 admits every client that knows the server's public key:
+    /// a coordinator must start its handler before it binds a CURVE socket.
+    @Test func withoutAZAPHandlerAnyClientWithTheServerKeyIsAdmitted() async throws {
+        let (server, stranger) = (try CurveKeyPair.generate(), try CurveKeyPair.generate())
+        let delivered = try await onDedicatedThread {
+            let context = try ZMQContext()
+            let router = try ZMQSocket(.router, context: context)
+            try router.set(.curveServer, to: true)
+            try router.set(.curveSecretKey, to: server.secretKey)
+            try router.bind("tcp://127.0.0.1:*")
+            let client = try ZMQSocket(.dealer, context: context)
+            try client.set(.curveServerKey, to: server.publicKey)
+            try client.set(.curvePublicKey, to: stranger.publicKey)
+            try client.set(.curveSecretKey, to: stranger.secretKey)
+            try client.connect(try router.lastEndpoint)
+            try client.send(bytes("let me in"))
+            return strings(try router.receive(timeout: patience))
+        }
+        #expect(delivered?.last == "let me in")
+    }
+
     @Test func wrongServerKeyFailsTheHandshake() async throws {
         let (server, client, impostor) = (try CurveKeyPair.generate(), try CurveKeyPair.generate(),
                                           try CurveKeyPair.generate())

@@ -3,7 +3,8 @@ import ZeroMQ
 
 @Suite struct ZMQErrorTests {
     @Test func descriptionNamesOperationTextAndErrno() {
-        let error = ZMQError(errno: ZMQError.Code.hostUnreachable.rawValue, operation: "send frame 1/2 on ROUTER socket")
+        let error = ZMQError(errno: ZMQError.Code.hostUnreachable.rawValue,
+                             operation: "send frame 1/2 on ROUTER socket")
         #expect(error.isHostUnreachable)
         #expect(!error.isWouldBlock && !error.isInterrupted && !error.isTerminated)
         #expect(error.description.hasPrefix("send frame 1/2 on ROUTER socket: "))
