@@ -60,6 +60,8 @@ let package = Package(
         .testTarget(name: "FluxTests", dependencies: ["Flux", "FluxStores"]),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "FluxBusTests", dependencies: ["FluxBus", "Flux", "FluxStores"]),
+        // Real processes: the built `fluxbus` binary, and a worker written in Python from docs/PROTOCOL.md.
+        .testTarget(name: "EndToEndTests", dependencies: ["FluxBus", "FluxBusProtocol", "FluxStores"]),
         .testTarget(
             name: "FluxBusProtocolTests",
             dependencies: [
