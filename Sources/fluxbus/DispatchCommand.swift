@@ -39,7 +39,12 @@ struct DispatchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let bytes = try PayloadSource.read(payload)
+        let bytes: [UInt8]
+        do {
+            bytes = try PayloadSource.read(payload)
+        } catch {
+            throw reportFailure(error)
+        }
         let result = try await withClient(connection) { client in
             try await client.dispatch(type, payload: bytes, error: error, requestID: requestId ?? UUID().uuidString)
         }
@@ -59,7 +64,7 @@ enum PayloadSource {
         } else if argument.hasPrefix("@") {
             let path = String(argument.dropFirst())
             guard let contents = FileManager.default.contents(atPath: path) else {
-                throw ValidationError("cannot read the payload file '\(path)'; check the path and its permissions")
+                throw BusError(code: .usage, message: "cannot read the payload file '\(path)'; check the path and its permissions")
             }
             data = contents
             origin = "file '\(path)'"
@@ -70,8 +75,9 @@ enum PayloadSource {
         do {
             _ = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
         } catch {
-            throw ValidationError(
-                "the payload (\(origin)) is not valid JSON: \(String(decoding: data.prefix(80), as: UTF8.self)); "
+            throw BusError(
+                code: .usage,
+                message: "the payload (\(origin)) is not valid JSON: \(String(decoding: data.prefix(80), as: UTF8.self)); "
                     + "quote it for the shell, for example '{\"by\":1}'")
         }
         return Array(data)

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import FluxBus
 
 @main
@@ -22,4 +23,23 @@ struct FluxBusCommand: AsyncParsableCommand {
             StateCommand.self, Demo.self, Bench.self,
         ]
     )
+
+    /// Runs the command, with one change to ArgumentParser's exit codes: usage errors exit 2, as documented, rather
+    /// than 64.
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var command = command as? any AsyncParsableCommand {
+                try await command.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            if exitCode(for: error) == .validationFailure {
+                printError(fullMessage(for: error))
+                Foundation.exit(2)
+            }
+            exit(withError: error)
+        }
+    }
 }

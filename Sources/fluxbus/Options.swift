@@ -57,7 +57,7 @@ func reportFailure(_ error: any Error) -> ExitCode {
     }
     printError("error: \(error.message)")
     switch error.code {
-    case .usage: return .validationFailure
+    case .usage: return ExitCode(2)
     case .refused: return ExitCode(4)
     default: return ExitCode(3)
     }

@@ -35,6 +35,11 @@ struct WorkerCommand: AsyncParsableCommand {
         valueName: "endpoint"))
     var endpoint: String?
 
+    @Option(help: ArgumentHelp(
+        "Append a line per store per dispatch to this file: sequence, store, status, CLOCK_MONOTONIC nanoseconds.",
+        valueName: "file"))
+    var journal: String?
+
     @OptionGroup var logging: LoggingOptions
 
     func validate() throws {
@@ -50,7 +55,8 @@ struct WorkerCommand: AsyncParsableCommand {
         do {
             let hosted = try stores.map { HostedStore(try StoreSpec(parsing: $0)) }
             let worker = Worker(
-                configuration: .init(id: id, coordinator: connection.resolvedEndpoint, stores: hosted), logger: logger)
+                configuration: .init(id: id, coordinator: connection.resolvedEndpoint, stores: hosted, journalPath: journal),
+                logger: logger)
             let group = ServiceGroup(
                 configuration: .init(services: [worker], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
             try await group.run()

@@ -53,6 +53,7 @@ public final class Worker: Service, Sendable {
         let engine: IOLoopBound<WorkerEngine>
         do {
             engine = try await loop.run { scope in
+                let journal = try configuration.journalPath.map(Journal.init(path:))
                 let dealer = try scope.socket(.dealer)
                 try dealer.set(.routingID, to: Array(configuration.id.utf8))
                 try dealer.set(.sendHighWaterMark, to: 100_000)
@@ -61,7 +62,7 @@ public final class Worker: Service, Sendable {
                 let engine = WorkerEngine(
                     id: configuration.id, stores: configuration.stores.map { $0.makeStore() }, scope: scope,
                     dealer: dealer, heartbeat: configuration.heartbeatInterval, logger: logger, events: events,
-                    onStop: { error in stopped.finish(.success(error)) })
+                    journal: journal, onStop: { error in stopped.finish(.success(error)) })
                 scope.add(dealer) { socket in try engine.drain(socket, fromSubscriber: false) }
                 Self.scheduleTicks(for: engine, in: scope)
                 engine.sayHello()
@@ -69,6 +70,7 @@ public final class Worker: Service, Sendable {
             }
         } catch {
             await loop.shutdown()
+            if let error = error as? BusError { throw error }
             throw BusError(code: .usage, message: "cannot connect to the coordinator at \(configuration.coordinator): \(error)")
         }
         logger.info("worker started", metadata: [

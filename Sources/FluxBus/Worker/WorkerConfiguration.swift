@@ -8,11 +8,14 @@ public struct WorkerConfiguration: Sendable {
     public var stores: [HostedStore]
     /// How often to beat until the coordinator's WELCOME says otherwise.
     public var heartbeatInterval: Duration
+    /// A file to append one line to for every store that applies a dispatch (see `--journal`), or nil.
+    public var journalPath: String?
 
     public init(
         id: String, coordinator: String = BusDefaults.controlEndpoint, stores: [HostedStore],
-        heartbeatInterval: Duration = BusDefaults.heartbeatInterval
+        heartbeatInterval: Duration = BusDefaults.heartbeatInterval, journalPath: String? = nil
     ) {
+        self.journalPath = journalPath
         self.id = id
         self.coordinator = coordinator
         self.stores = stores

@@ -20,6 +20,7 @@ final class WorkerEngine {
     private var subscribedEndpoint: String?
     private let events: AsyncStream<WorkerEvent>.Continuation
     private let onStop: (BusError?) -> Void
+    private let journal: Journal?
 
     private(set) var phase = Phase.joining
     private var epoch: UInt64 = 0
@@ -45,9 +46,10 @@ final class WorkerEngine {
 
     init(
         id: String, stores: [AnyStore], lastApplied: UInt64 = 0, scope: IOLoopScope, dealer: ZMQSocket,
-        heartbeat: Duration, logger: Logger, events: AsyncStream<WorkerEvent>.Continuation,
+        heartbeat: Duration, logger: Logger, events: AsyncStream<WorkerEvent>.Continuation, journal: Journal? = nil,
         onStop: @escaping (BusError?) -> Void
     ) {
+        self.journal = journal
         self.id = id
         self.stores = stores
         self.storesByName = Dictionary(uniqueKeysWithValues: stores.map { ($0.name, $0) })
@@ -274,6 +276,7 @@ final class WorkerEngine {
                 result = run(store, in: &dispatch, step: step)
             }
             fresh.append(result)
+            journal?.record(sequence: dispatch.sequence, store: store.name, status: result.status)
             events.yield(.applied(sequence: dispatch.sequence, store: store.name, status: result.status))
             logger.debug("applied", metadata: [
                 "seq": "\(dispatch.sequence)", "store": "\(store.name)", "status": "\(result.status)",
