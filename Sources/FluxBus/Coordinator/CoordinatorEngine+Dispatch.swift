@@ -54,11 +54,11 @@ extension CoordinatorEngine {
                 dropMalformed("ACK for store `\(result.store)`, which worker `\(workerID)` does not run in #\(ack.sequence)", from: routingID)
                 continue
             }
-            guard flight.results[result.store]?.contains(where: { $0.worker == workerID }) != true else { continue }
+            // Only a participant's first result counts: a worker that joined after the ACTION was published, or was
+            // given up on, may still run the dispatch, but it is not waited for and its result is not recorded.
+            guard flight.awaiting[result.store]?.remove(workerID) != nil else { continue }
             flight.results[result.store, default: []].append((workerID, result))
-            if flight.awaiting[result.store]?.remove(workerID) != nil, flight.awaiting[result.store]!.isEmpty,
-                flight.settled[result.store] == nil
-            {
+            if flight.awaiting[result.store]!.isEmpty, flight.settled[result.store] == nil {
                 settled.append(result.store)
             }
         }
@@ -189,7 +189,7 @@ extension CoordinatorEngine {
                 id: worker.id, state: worker.state, stores: worker.stores.map(\.name), lastApplied: worker.lastApplied,
                 heartbeatAgeMillis: UInt32(clamping: (now - worker.lastHeard).milliseconds))
         }
-        let stores = membership.storeOrder.compactMap { membership.stores[$0] }.map { store in
+        let stores = membership.storesInOrder.map { store in
             StoreStatus(
                 name: store.declaration.name, dependsOn: store.declaration.dependsOn,
                 handlesAll: store.declaration.handlesAll, handles: store.declaration.handles,
@@ -208,7 +208,7 @@ extension CoordinatorEngine {
     func graph(requestID: String) -> Message.Graph {
         Message.Graph(
             requestID: requestID,
-            stores: membership.storeOrder.compactMap { membership.stores[$0] }.map { store in
+            stores: membership.storesInOrder.map { store in
                 GraphNode(
                     name: store.declaration.name, dependsOn: store.declaration.dependsOn,
                     handlesAll: store.declaration.handlesAll, handles: store.declaration.handles,

@@ -42,6 +42,8 @@ final class CoordinatorEngine {
     /// Messages that failed to decode or made no sense from their sender: counted, logged, dropped.
     private(set) var malformedCount = 0
     private var malformedLoggedAt: ContinuousClock.Instant?
+    /// When each peer last got a version-mismatch REJECT, so two mismatched peers cannot flood each other.
+    private var versionRejects: [[UInt8]: ContinuousClock.Instant] = [:]
 
     init(
         configuration: CoordinatorConfiguration, epoch: UInt64, router: ZMQSocket, publisher: ZMQSocket,
@@ -83,7 +85,8 @@ final class CoordinatorEngine {
         do {
             message = try codec.decode(Array(frames.dropFirst()))
         } catch {
-            if let version = error.foundVersion {
+            if let version = error.foundVersion, versionRejects[routingID].map({ ContinuousClock.now - $0 >= deadline }) ?? true {
+                versionRejects[routingID] = .now
                 send(.reject(.init(code: .versionMismatch, reason:
                     "this coordinator speaks FluxBus protocol version \(Codec.version), not \(version); "
                     + "upgrade the peer or the coordinator so both speak the same version")), to: routingID)
@@ -167,6 +170,11 @@ final class CoordinatorEngine {
     // MARK: - Membership
 
     private func join(_ hello: Message.Hello, routingID: [UInt8], now: ContinuousClock.Instant) {
+        guard Array(hello.workerID.utf8) == routingID else {
+            return send(.reject(.init(code: .invalidDeclaration, reason:
+                "worker id `\(hello.workerID)` differs from the connection's routing id `\(Self.describe(routingID))`; "
+                + "set ZMQ_ROUTING_ID to the worker id before connecting")), to: routingID)
+        }
         do {
             // A new instance under a known id is a restarted worker: it takes over from the old one.
             if let previous = membership.workers[hello.workerID], previous.routingID != routingID {
@@ -194,7 +202,7 @@ final class CoordinatorEngine {
             ])
         }
         send(.welcome(.init(
-            epoch: epoch, sequence: lastSequence, publishEndpoint: advertisedPublishEndpoint,
+            epoch: epoch, sequence: lastCompleted, publishEndpoint: advertisedPublishEndpoint,
             heartbeatMillis: UInt32(configuration.heartbeatInterval.milliseconds),
             deadlineMillis: UInt32(deadline.milliseconds))), to: routingID)
     }
@@ -341,6 +349,9 @@ final class CoordinatorEngine {
 
     private func serveFetch(_ fetch: Message.Fetch, routingID: [UInt8]) {
         guard fetch.from <= fetch.to else { return dropMalformed("FETCH with from > to", from: routingID) }
+        guard fetch.epoch == 0 || fetch.epoch == epoch else {
+            return send(.goodbye(.init(reason: "epoch \(fetch.epoch) is over; this is epoch \(epoch): send HELLO to join")), to: routingID)
+        }
         if fetch.from <= lastCompleted {
             if let oldest = history.oldestSequence, fetch.from < oldest {
                 let reason = "sequence \(fetch.from) is older than the coordinator's history, which starts at \(oldest); "

@@ -179,6 +179,11 @@ struct Membership {
         }
     }
 
+    /// Every declared store: the active ones in dependency order, then those still waiting, in declaration order.
+    var storesInOrder: [StoreRecord] {
+        (graph.order + storeOrder.filter { !graph.contains($0) }).compactMap { stores[$0] }
+    }
+
     /// The stores a declared store still waits for before it becomes active.
     func waitingFor(_ store: String) -> [String] {
         guard let declaration = stores[store]?.declaration else { return [] }

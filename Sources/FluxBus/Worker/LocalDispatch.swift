@@ -19,6 +19,8 @@ struct LocalDispatch {
     var outcomes: [String: Outcome] = [:]
     /// Every result this worker produced for the dispatch, for re-acknowledging duplicates.
     var results: [StoreResult] = []
+    /// Run from the coordinator's history: the dispatch has completed, so nothing is acknowledged.
+    var isReplay = false
 
     init(action message: Message.Action, hosted: (String) -> Bool) {
         sequence = message.sequence

@@ -25,8 +25,9 @@ final class WorkerEngine {
     private(set) var phase = Phase.joining
     private var epoch: UInt64 = 0
     private(set) var lastApplied: UInt64
-    /// The newest sequence the coordinator has told us about.
+    /// The newest sequence the coordinator has told us about, and the newest it told us completed.
     private var knownSequence: UInt64 = 0
+    private var knownCompleted: UInt64 = 0
     /// Whether a message of the current epoch arrived on SUB, proving the subscription works.
     private var heardOnSubscriber = false
     private var current: LocalDispatch?
@@ -94,6 +95,7 @@ final class WorkerEngine {
         heartbeat = .milliseconds(Int64(max(welcome.heartbeatMillis, 10)))
         deadline = .milliseconds(Int64(max(welcome.deadlineMillis, 40)))
         knownSequence = max(knownSequence, welcome.sequence)
+        knownCompleted = max(knownCompleted, welcome.sequence)
         heardOnSubscriber = false
         phase = .catchingUp
         try subscribe(to: welcome.publishEndpoint)
@@ -126,10 +128,14 @@ final class WorkerEngine {
         logger.info("live", metadata: ["seq": "\(lastApplied)"])
     }
 
+    /// Fetches what the coordinator has that we lack. A dispatch in hand that the coordinator has moved past (or
+    /// reported completed) completed without us: fetch it too, to settle it from the record.
     private func catchUp() {
-        let target = knownSequence
-        let through = max(lastApplied, current?.sequence ?? 0)
-        if target > through { requestFetch(from: through + 1, to: target) }
+        if let current, knownSequence > current.sequence || knownCompleted >= current.sequence {
+            requestFetch(from: current.sequence, to: max(knownSequence, current.sequence))
+        } else if current == nil, knownSequence > lastApplied {
+            requestFetch(from: lastApplied + 1, to: knownSequence)
+        }
         readyIfCaughtUp()
     }
 
@@ -182,7 +188,10 @@ final class WorkerEngine {
             knownSequence = max(knownSequence, beat.sequence)
             catchUp()
         case .completed(let completed):
-            _ = isCurrentEpoch(completed.epoch, fromSubscriber: fromSubscriber)
+            guard isCurrentEpoch(completed.epoch, fromSubscriber: fromSubscriber) else { return }
+            knownSequence = max(knownSequence, completed.sequence)
+            knownCompleted = max(knownCompleted, completed.sequence)
+            catchUp()
         case .stateRequest(let request):
             answer(request)
         case .error(let error):
@@ -284,7 +293,7 @@ final class WorkerEngine {
         }
         dispatch.results += fresh
         current = dispatch
-        if !fresh.isEmpty { send(.ack(.init(epoch: epoch, sequence: dispatch.sequence, results: fresh))) }
+        if !fresh.isEmpty, !dispatch.isReplay { send(.ack(.init(epoch: epoch, sequence: dispatch.sequence, results: fresh))) }
         if dispatch.remaining.isEmpty { finish() }
     }
 
@@ -341,8 +350,9 @@ final class WorkerEngine {
         fetchSentAt = nil
         for entry in entries.sorted(by: { $0.sequence < $1.sequence }) {
             if let current, current.sequence == entry.sequence {
-                // The dispatch in hand completed without our release: take the recorded outcomes.
-                self.current!.learn(entry.outputs)
+                // The dispatch in hand completed without us: settle what is pending from the recorded outcomes.
+                self.current!.learn(entry.outputs.filter { storesByName[$0.store] == nil })
+                self.current!.isReplay = true
                 advance()
                 continue
             }
@@ -351,6 +361,7 @@ final class WorkerEngine {
                 epoch: entry.epoch, sequence: entry.sequence, actionType: entry.actionType, payload: entry.payload,
                 error: entry.error, plan: entry.plan)
             var dispatch = LocalDispatch(action: action, hosted: { self.storesByName[$0] != nil })
+            dispatch.isReplay = true
             // Remote stores' recorded outcomes; a store missing from the record counts as lost.
             dispatch.learn(entry.outputs.filter { storesByName[$0.store] == nil })
             dispatch.learn(entry.plan.filter { storesByName[$0.store] == nil }.map {
