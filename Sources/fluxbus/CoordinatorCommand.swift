@@ -16,15 +16,21 @@ struct CoordinatorCommand: AsyncParsableCommand {
               fluxbus coordinator --control tcp://127.0.0.1:7401 --publish tcp://127.0.0.1:7400 --topology flight.json
             """)
 
-    @Option(help: ArgumentHelp("Where the ROUTER for workers and clients binds.", valueName: "endpoint"))
-    var control = BusDefaults.controlEndpoint
+    @Option(help: ArgumentHelp(
+        "Where the ROUTER for workers and clients binds; repeat to bind several (e.g. TCP and ipc://).", valueName: "endpoint"))
+    var control: [String] = [BusDefaults.controlEndpoint]
 
-    @Option(help: ArgumentHelp("Where the PUB for the action stream binds.", valueName: "endpoint"))
-    var publish = BusDefaults.publishEndpoint
+    @Option(help: ArgumentHelp("Where the PUB for the action stream binds; repeat to bind several.", valueName: "endpoint"))
+    var publish: [String] = [BusDefaults.publishEndpoint]
 
     @Option(help: ArgumentHelp(
-        "The publish endpoint to tell workers, when they must reach it under another address.", valueName: "endpoint"))
+        "The publish endpoint to tell workers, when they must reach it under another address (default: the first --publish).",
+        valueName: "endpoint"))
     var advertise: String?
+
+    @Option(help: ArgumentHelp(
+        "What stores waiting for a lost store do: skip (reported skipped), or run (without its output).", valueName: "policy"))
+    var lostDependency: String = LostDependencyPolicy.skip.rawValue
 
     @Option(help: ArgumentHelp(
         "A JSON file pinning the graph: {\"stores\": [{\"name\": \"city\", \"dependsOn\": [\"country\"], \"replicas\": 1}]}. Workers must match it.",
@@ -49,16 +55,22 @@ struct CoordinatorCommand: AsyncParsableCommand {
         guard ackTimeout > 0 else { throw ValidationError("--ack-timeout must be positive") }
         guard heartbeatMs >= 10 else { throw ValidationError("--heartbeat-ms must be at least 10") }
         guard queueLimit > 0, historyLimit > 0 else { throw ValidationError("--queue-limit and --history-limit must be positive") }
+        guard LostDependencyPolicy(rawValue: lostDependency) != nil else {
+            throw ValidationError("--lost-dependency must be skip or run, not '\(lostDependency)'")
+        }
     }
 
     func run() async throws {
         let logger = logging.bootstrap(label: "fluxbus.coordinator")
         do {
-            let configuration = CoordinatorConfiguration(
-                controlEndpoint: control, publishEndpoint: publish, advertisedPublishEndpoint: advertise,
+            var configuration = CoordinatorConfiguration(
+                controlEndpoint: control[0], publishEndpoint: publish[0], advertisedPublishEndpoint: advertise,
                 topology: try topology.map(Topology.load(from:)),
                 ackTimeout: .milliseconds(Int64(ackTimeout * 1000)), heartbeatInterval: .milliseconds(Int64(heartbeatMs)),
                 queueLimit: queueLimit, historyLimit: historyLimit)
+            configuration.extraControlEndpoints = Array(control.dropFirst())
+            configuration.extraPublishEndpoints = Array(publish.dropFirst())
+            configuration.lostDependencyPolicy = LostDependencyPolicy(rawValue: lostDependency)!
             let coordinator = Coordinator(configuration: configuration, logger: logger)
             let group = ServiceGroup(
                 configuration: .init(services: [coordinator], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))

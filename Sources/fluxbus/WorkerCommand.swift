@@ -40,6 +40,11 @@ struct WorkerCommand: AsyncParsableCommand {
         valueName: "file"))
     var journal: String?
 
+    @Option(help: ArgumentHelp(
+        "Fault injection for testing: drop this fraction (0 to 1) of the messages that arrive on SUB, as if lost.",
+        valueName: "rate"))
+    var dropPublished: Double = 0
+
     @OptionGroup var logging: LoggingOptions
 
     func validate() throws {
@@ -54,9 +59,10 @@ struct WorkerCommand: AsyncParsableCommand {
         let connection = ConnectionOptions(endpoint: endpoint)
         do {
             let hosted = try stores.map { HostedStore(try StoreSpec(parsing: $0)) }
-            let worker = Worker(
-                configuration: .init(id: id, coordinator: connection.resolvedEndpoint, stores: hosted, journalPath: journal),
-                logger: logger)
+            var configuration = WorkerConfiguration(
+                id: id, coordinator: connection.resolvedEndpoint, stores: hosted, journalPath: journal)
+            configuration.dropPublishedRate = dropPublished
+            let worker = Worker(configuration: configuration, logger: logger)
             let group = ServiceGroup(
                 configuration: .init(services: [worker], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
             try await group.run()

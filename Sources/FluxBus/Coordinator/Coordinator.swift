@@ -61,19 +61,24 @@ public final class Coordinator: Service, Sendable {
         do {
             engine = try await loop.run { scope in
                 let router = try scope.socket(.router)
+                var controlEndpoint = ""
                 try router.set(.routerMandatory, to: true)
                 try router.set(.routerHandover, to: true)
                 try router.set(.sendHighWaterMark, to: 100_000)
                 try router.set(.receiveHighWaterMark, to: 100_000)
                 try router.set(.maxMessageSize, to: configuration.limits.maxFrameBytes * 2)
                 try Self.bind(router, to: configuration.controlEndpoint, role: "control")
+                controlEndpoint = try router.lastEndpoint
+                for endpoint in configuration.extraControlEndpoints { try Self.bind(router, to: endpoint, role: "control") }
                 let publisher = try scope.socket(.pub)
                 try publisher.set(.sendHighWaterMark, to: 100_000)
                 try Self.bind(publisher, to: configuration.publishEndpoint, role: "publish")
+                // Resolve a wildcard port before binding more: lastEndpoint reports the last bind.
                 let advertised = try configuration.advertisedPublishEndpoint ?? publisher.lastEndpoint
+                for endpoint in configuration.extraPublishEndpoints { try Self.bind(publisher, to: endpoint, role: "publish") }
                 let engine = CoordinatorEngine(
                     configuration: configuration, epoch: epoch, router: router, publisher: publisher,
-                    advertisedPublishEndpoint: advertised, logger: logger)
+                    controlEndpoint: controlEndpoint, advertisedPublishEndpoint: advertised, logger: logger)
                 scope.add(router) { _ in try engine.drainRouter() }
                 scope.schedule(every: configuration.tickInterval) { engine.tick() }
                 return IOLoopBound(engine, scope: scope)
@@ -84,7 +89,7 @@ public final class Coordinator: Service, Sendable {
             throw error
         }
         let endpoints = try await loop.run { _ in
-            Endpoints(control: try engine.value.routerEndpoint, publish: engine.value.advertisedPublishEndpoint)
+            Endpoints(control: engine.value.routerEndpoint, publish: engine.value.advertisedPublishEndpoint)
         }
         bound.finish(.success(endpoints))
         logger.info(

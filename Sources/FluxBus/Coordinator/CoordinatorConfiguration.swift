@@ -6,6 +6,11 @@ public struct CoordinatorConfiguration: Sendable {
     public var controlEndpoint: String
     /// Where the PUB for the action stream binds.
     public var publishEndpoint: String
+    /// More endpoints for the ROUTER and the PUB to bind, for example an `ipc://` path beside a TCP address.
+    public var extraControlEndpoints: [String] = []
+    public var extraPublishEndpoints: [String] = []
+    /// What a store runs with when a store it waits for has no live replica (or every replica was lost).
+    public var lostDependencyPolicy: LostDependencyPolicy = .skip
     /// The publish endpoint told to workers in WELCOME, when it differs from what was bound (for example, bound to
     /// `tcp://0.0.0.0:7400` and reached as `tcp://10.0.0.5:7400`). By default, the bound endpoint.
     public var advertisedPublishEndpoint: String?
@@ -63,4 +68,12 @@ public struct CoordinatorConfiguration: Sendable {
         self.limits = limits
         self.tickInterval = tickInterval
     }
+}
+
+/// What the stores waiting for a lost store do.
+public enum LostDependencyPolicy: String, Sendable, CaseIterable {
+    /// They are skipped, and reported as skipped: a store never runs without the output it waits for. The default.
+    case skip
+    /// They run without its output (`context.output(of:)` returns nil), as if it had not handled the action.
+    case runWithoutOutput = "run"
 }

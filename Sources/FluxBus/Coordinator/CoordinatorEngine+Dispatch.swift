@@ -75,7 +75,11 @@ extension CoordinatorEngine {
     func settle(_ store: String) {
         guard var flight = inFlight, flight.settled[store] == nil else { return }
         let lostReason = flight.lost[store]?.map(\.reason).joined(separator: "; ") ?? "no live replica"
-        let output = InFlightDispatch.settle(store, results: flight.results[store] ?? [], lostReason: lostReason)
+        var output = InFlightDispatch.settle(store, results: flight.results[store] ?? [], lostReason: lostReason)
+        if output.status == .lost, configuration.lostDependencyPolicy == .runWithoutOutput {
+            // Its dependents run without its output. The record says so, so that a replay does the same.
+            output = StoreOutput(store: store, status: .ok, message: "lost (\(lostReason)); released without output")
+        }
         flight.settled[store] = output
         inFlight = flight
 

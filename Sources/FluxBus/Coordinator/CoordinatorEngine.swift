@@ -19,6 +19,8 @@ final class CoordinatorEngine {
     let configuration: CoordinatorConfiguration
     let epoch: UInt64
     let advertisedPublishEndpoint: String
+    /// The first control endpoint bound, with a wildcard port resolved.
+    let routerEndpoint: String
     var logger: Logger
     let codec: Codec
     private let router: ZMQSocket
@@ -47,8 +49,9 @@ final class CoordinatorEngine {
 
     init(
         configuration: CoordinatorConfiguration, epoch: UInt64, router: ZMQSocket, publisher: ZMQSocket,
-        advertisedPublishEndpoint: String, logger: Logger
+        controlEndpoint: String, advertisedPublishEndpoint: String, logger: Logger
     ) {
+        self.routerEndpoint = controlEndpoint
         self.configuration = configuration
         self.epoch = epoch
         self.router = router
@@ -63,10 +66,6 @@ final class CoordinatorEngine {
 
     var deadline: Duration { configuration.heartbeatInterval * configuration.livenessIntervals }
 
-    /// The ROUTER's bound endpoint, with a wildcard port resolved.
-    var routerEndpoint: String {
-        get throws { try router.lastEndpoint }
-    }
 
     // MARK: - Input
 

@@ -63,6 +63,7 @@ public final class Worker: Service, Sendable {
                     id: configuration.id, stores: configuration.stores.map { $0.makeStore() }, scope: scope,
                     dealer: dealer, heartbeat: configuration.heartbeatInterval, logger: logger, events: events,
                     journal: journal, onStop: { error in stopped.finish(.success(error)) })
+                engine.dropPublishedRate = configuration.dropPublishedRate
                 scope.add(dealer) { socket in try engine.drain(socket, fromSubscriber: false) }
                 Self.scheduleTicks(for: engine, in: scope)
                 engine.sayHello()

@@ -8,6 +8,9 @@ public struct WorkerConfiguration: Sendable {
     public var stores: [HostedStore]
     /// How often to beat until the coordinator's WELCOME says otherwise.
     public var heartbeatInterval: Duration
+    /// Fault injection for resilience tests: the fraction of messages arriving on SUB to drop unread, as if the
+    /// network had lost them. 0 (the default) drops nothing.
+    public var dropPublishedRate: Double = 0
     /// A file to append one line to for every store that applies a dispatch (see `--journal`), or nil.
     public var journalPath: String?
 
@@ -27,6 +30,9 @@ public struct WorkerConfiguration: Sendable {
     public func validate() throws {
         guard StoreSpec.isValidName(id) else {
             throw BusError(code: .usage, message: "worker id '\(id)' must be 1 to 64 letters, digits, '.', '_' or '-'")
+        }
+        guard (0...1).contains(dropPublishedRate) else {
+            throw BusError(code: .usage, message: "the drop rate must be between 0 and 1, not \(dropPublishedRate)")
         }
         guard !stores.isEmpty else {
             throw BusError(code: .usage, message: "worker `\(id)` hosts no store; give at least one --store NAME=KIND")

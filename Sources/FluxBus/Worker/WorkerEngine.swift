@@ -44,6 +44,9 @@ final class WorkerEngine {
     private var cascadeCount = 0
     private var stopping = false
     private(set) var malformedCount = 0
+    /// Fault injection: see ``WorkerConfiguration/dropPublishedRate``.
+    var dropPublishedRate = 0.0
+    private(set) var droppedByInjection = 0
 
     init(
         id: String, stores: [AnyStore], lastApplied: UInt64 = 0, scope: IOLoopScope, dealer: ZMQSocket,
@@ -149,6 +152,10 @@ final class WorkerEngine {
 
     func drain(_ socket: ZMQSocket, fromSubscriber: Bool) throws {
         while let frames = try socket.tryReceive() {
+            if fromSubscriber, dropPublishedRate > 0, Double.random(in: 0..<1) < dropPublishedRate {
+                droppedByInjection += 1
+                continue
+            }
             let message: Message
             do {
                 message = try codec.decode(frames)
