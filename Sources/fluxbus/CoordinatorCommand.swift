@@ -43,6 +43,9 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @Option(help: "Milliseconds between heartbeats; a peer silent for 4 of them is lost.")
     var heartbeatMs: Int = 500
 
+    @Option(help: "Milliseconds before the ACTION is first re-sent to a replica that has not acknowledged; the wait then doubles up to 1 s.")
+    var resendMs: Int = 200
+
     @Option(help: "Dispatches that may wait behind the one in flight before clients are told the bus is busy.")
     var queueLimit = BusDefaults.queueLimit
 
@@ -54,6 +57,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
     func validate() throws {
         guard ackTimeout > 0 else { throw ValidationError("--ack-timeout must be positive") }
         guard heartbeatMs >= 10 else { throw ValidationError("--heartbeat-ms must be at least 10") }
+        guard resendMs >= 1 else { throw ValidationError("--resend-ms must be at least 1") }
         guard queueLimit > 0, historyLimit > 0 else { throw ValidationError("--queue-limit and --history-limit must be positive") }
         guard LostDependencyPolicy(rawValue: lostDependency) != nil else {
             throw ValidationError("--lost-dependency must be skip or run, not '\(lostDependency)'")
@@ -71,6 +75,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
             configuration.extraControlEndpoints = Array(control.dropFirst())
             configuration.extraPublishEndpoints = Array(publish.dropFirst())
             configuration.lostDependencyPolicy = LostDependencyPolicy(rawValue: lostDependency)!
+            configuration.firstResend = .milliseconds(Int64(resendMs))
             let coordinator = Coordinator(configuration: configuration, logger: logger)
             let group = ServiceGroup(
                 configuration: .init(services: [coordinator], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))

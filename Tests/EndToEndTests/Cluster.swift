@@ -64,6 +64,11 @@ final class Cluster: @unchecked Sendable {
         return process
     }
 
+    /// The process id of the latest process started under a name.
+    func pid(_ name: String) -> Int32? {
+        processes.last { $0.name == name }?.process.processIdentifier
+    }
+
     func log(_ name: String) -> String {
         (try? String(contentsOf: directory.appendingPathComponent("\(name).log"), encoding: .utf8)) ?? ""
     }

@@ -212,7 +212,9 @@ final class CoordinatorEngine {
         }
         guard ready.epoch == epoch, worker.state == .catchingUp else { return }
         membership.recordApplied(ready.lastApplied, by: workerID)
-        guard ready.lastApplied >= lastCompleted else { return }
+        // The worker caught up to what it knew of and its subscription works. The bus may have moved on a few
+        // dispatches since it sent READY; it is counted from the next dispatch anyway, because it applies strictly
+        // in order and fetches any gap before it runs that dispatch.
         membership.setState(.live, of: workerID)
         logger.info("worker live", metadata: ["worker": "\(workerID)", "seq": "\(ready.lastApplied)"])
     }
