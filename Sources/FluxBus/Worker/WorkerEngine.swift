@@ -202,6 +202,7 @@ final class WorkerEngine {
         case .stateRequest(let request):
             answer(request)
         case .error(let error):
+            events.yield(.cascadeRefused(requestID: error.requestID, code: error.code, message: error.message))
             logger.warning("the coordinator refused a dispatch from a handler", metadata: [
                 "request": "\(error.requestID)", "code": "\(error.code)", "message": "\(error.message)",
             ])

@@ -8,6 +8,9 @@ public enum WorkerEvent: Sendable, Hashable {
     case live(sequence: UInt64)
     /// A hosted store handled (or skipped) one dispatch.
     case applied(sequence: UInt64, store: String, status: OutcomeStatus)
+    /// The coordinator refused an action that one of this worker's handlers dispatched (for example, busy: its queue
+    /// was full).
+    case cascadeRefused(requestID: String, code: Message.Error.Code, message: String)
     /// The coordinator refused the worker; it stops.
     case rejected(code: Message.Reject.Code, reason: String)
 }
