@@ -38,6 +38,7 @@ public enum Flight {
 
 /// Holds the selected country.
 public final class CountryStore: Store {
+    /// The selected country; also the store's output.
     public struct State: Codable, Sendable, Hashable {
         public var country: String?
         public init(country: String? = nil) { self.country = country }
@@ -55,6 +56,7 @@ public final class CountryStore: Store {
 /// Holds the selected city. On a country update it waits for the country store and picks that country's default
 /// city; it fails, and so skips the price store, for a country it has no default for.
 public final class CityStore: Store {
+    /// The selected country and city; also the store's output, which the price store reads.
     public struct State: Codable, Sendable, Hashable {
         public var country: String?
         public var city: String?
@@ -84,6 +86,7 @@ public final class CityStore: Store {
 
 /// Holds the flight price, computed from the country and city that the city store publishes.
 public final class PriceStore: Store {
+    /// The destination priced, and its price.
     public struct State: Codable, Sendable, Hashable {
         public var country: String?
         public var city: String?

@@ -6,11 +6,13 @@ public enum ResultView {
     /// `dispatch --json`: `seq`, `status` (`ok` or `failed`), `stores` (name → `status`, `replicas`, `error`),
     /// `elapsedMicros`, and every replica's outcome under `outcomes`.
     public struct JSON: Codable, Sendable, Hashable {
+        /// One store's outcome across its replicas.
         public struct Store: Codable, Sendable, Hashable {
             public let status: String
             public let replicas: Int
             public let error: String?
         }
+        /// One replica's outcome.
         public struct Replica: Codable, Sendable, Hashable {
             public let store: String
             public let worker: String

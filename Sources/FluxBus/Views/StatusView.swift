@@ -7,6 +7,7 @@ public enum StatusView {
     /// `lag`, `heartbeatAgeMillis`); `stores` (`name`, `dependsOn`, `handles`, `waitingFor`, `divergedAt`, `replicas`
     /// with `worker`, `lastSeq`, `digest`).
     public struct JSON: Codable, Sendable, Hashable {
+        /// One worker: its state, stores, and how far behind the last completed sequence it is.
         public struct Worker: Codable, Sendable, Hashable {
             public let id: String
             public let state: String
@@ -15,11 +16,13 @@ public enum StatusView {
             public let lag: UInt64
             public let heartbeatAgeMillis: UInt32
         }
+        /// One replica of a store: its worker, the sequence its digest is for, and the digest in hex.
         public struct Replica: Codable, Sendable, Hashable {
             public let worker: String
             public let lastSeq: UInt64
             public let digest: String
         }
+        /// One store: its declared dependencies and actions, what it still waits for, and its replicas.
         public struct Store: Codable, Sendable, Hashable {
             public let name: String
             public let dependsOn: [String]
