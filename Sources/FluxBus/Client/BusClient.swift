@@ -109,6 +109,47 @@ public final class BusClient: Sendable {
         return state
     }
 
+    /// Completed dispatches from the coordinator's history, oldest first: at most one REPLAY's worth from `from`
+    /// (ask again from after the last entry for more). Empty when nothing in the range has completed.
+    /// - Throws: ``BusError``: `refused` when `from` is older than the retained history.
+    public func history(from: UInt64, to: UInt64 = .max, timeout: Duration? = nil) async throws -> [ReplayEntry] {
+        // REPLAY carries no request id: one history request at a time is matched by this fixed key.
+        guard case .replay(let replay) = try await request(.fetch(.init(epoch: 0, from: from, to: to)), id: ClientCore.historyKey, timeout: timeout)
+        else {
+            throw BusError(code: .protocolViolation, message: "the coordinator answered FETCH with something else")
+        }
+        return replay.entries
+    }
+
+    /// Every dispatch the coordinator completes from now on, as it publishes them. Ends when the stream is dropped
+    /// or the client closed.
+    /// - Parameter publishEndpoint: where to subscribe; by default the one `status` reports.
+    public func completions(publishEndpoint: String? = nil) async throws -> AsyncThrowingStream<Message.Completed, any Error> {
+        var endpoint = publishEndpoint
+        if endpoint == nil { endpoint = try await status().publishEndpoint }
+        let publisher = endpoint!
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: Message.Completed.self, bufferingPolicy: .bufferingNewest(100_000))
+        let subscription = try await loop.run { scope in
+            let socket = try scope.socket(.sub)
+            try socket.subscribe(Codec.signature)
+            try socket.connect(publisher)
+            let codec = Codec()
+            scope.add(socket) { socket in
+                while let frames = try socket.tryReceive() {
+                    if case .completed(let completed) = try? codec.decode(frames) { continuation.yield(completed) }
+                }
+            }
+            return IOLoopBound(socket, scope: scope)
+        }
+        continuation.onTermination = { [loop] _ in
+            loop.execute { scope in
+                scope.remove(subscription.value)
+                subscription.value.close()
+            }
+        }
+        return stream
+    }
+
     /// Closes the connection. Requests still waiting fail.
     public func close() async {
         await loop.shutdown()
@@ -139,6 +180,8 @@ final class ClientCore {
     private let endpoint: String
     private let codec = Codec()
     private var pending: [String: Pending] = [:]
+    /// The key under which the one outstanding history request (FETCH, answered by REPLAY) waits.
+    static let historyKey = "fetch"
 
     init(dealer: ZMQSocket, scope: IOLoopScope, endpoint: String) {
         self.dealer = dealer
@@ -190,10 +233,12 @@ final class ClientCore {
     private static func requestID(of message: Message) -> String? {
         switch message {
         case .result(let result): result.requestID
-        case .error(let error): error.requestID
+        // An ERROR answering a FETCH has no request id to carry.
+        case .error(let error): error.requestID.isEmpty ? historyKey : error.requestID
         case .status(let status): status.requestID
         case .graph(let graph): graph.requestID
         case .state(let state): state.requestID
+        case .replay: historyKey
         default: nil
         }
     }

@@ -353,6 +353,8 @@ final class CoordinatorEngine {
         guard fetch.epoch == 0 || fetch.epoch == epoch else {
             return send(.goodbye(.init(reason: "epoch \(fetch.epoch) is over; this is epoch \(epoch): send HELLO to join")), to: routingID)
         }
+        // Always answered: an empty REPLAY says nothing in the range has completed yet.
+        var entries: [ReplayEntry] = []
         if fetch.from <= lastCompleted {
             if let oldest = history.oldestSequence, fetch.from < oldest {
                 let reason = "sequence \(fetch.from) is older than the coordinator's history, which starts at \(oldest); "
@@ -362,9 +364,9 @@ final class CoordinatorEngine {
                 }
                 return send(.error(.init(requestID: "", code: .invalidRequest, message: reason)), to: routingID)
             }
-            let entries = history.entries(in: fetch.from...min(fetch.to, lastCompleted), maximum: configuration.replayBatch)
-            send(.replay(.init(epoch: epoch, entries: Array(entries))), to: routingID)
+            entries = Array(history.entries(in: fetch.from...min(fetch.to, lastCompleted), maximum: configuration.replayBatch))
         }
+        send(.replay(.init(epoch: epoch, entries: entries)), to: routingID)
         // The dispatch in flight is not history yet: send its ACTION again, directly.
         if let flight = inFlight, (fetch.from...fetch.to).contains(flight.sequence) {
             resendInFlight(to: routingID)

@@ -355,7 +355,8 @@ final class WorkerEngine {
     }
 
     private func apply(_ entries: [ReplayEntry]) {
-        fetchSentAt = nil
+        // An empty REPLAY brings nothing new; keep the throttle so the worker does not ask again at once.
+        if !entries.isEmpty { fetchSentAt = nil }
         for entry in entries.sorted(by: { $0.sequence < $1.sequence }) {
             if let current, current.sequence == entry.sequence {
                 // The dispatch in hand completed without us: settle what is pending from the recorded outcomes.
