@@ -12,18 +12,43 @@ struct StatusCommand: AsyncParsableCommand {
             (silent past its deadline) or gone (said goodbye). Replicas of one store that report different digests \
             for the same sequence are flagged DIVERGED.
 
+            --wait-ready N blocks until N workers are live and caught up (lag 0), then prints the status; it \
+            exits 3 if that does not happen within --timeout. Scripts and service managers use it to wait for a \
+            cluster.
+
             Examples:
               fluxbus status
               fluxbus status --json | jq '.workers[] | select(.state != "live")'
+              fluxbus status --wait-ready 3 --timeout 30
             """)
 
     @Flag(help: "Print one JSON object: epoch, seq, queue, workers, stores.")
     var json = false
 
+    @Option(help: ArgumentHelp("Wait until this many workers are live and caught up.", valueName: "n"))
+    var waitReady: Int?
+
     @OptionGroup var connection: ConnectionOptions
 
+    func validate() throws {
+        if let waitReady, waitReady < 1 { throw ValidationError("--wait-ready needs a positive number of workers") }
+    }
+
     func run() async throws {
-        let status = try await withClient(connection) { try await $0.status() }
+        let status = try await withClient(connection) { client in
+            guard let waitReady else { return try await client.status() }
+            let deadline = ContinuousClock.now.advanced(by: .milliseconds(Int64(connection.timeout * 1000)))
+            while true {
+                let status = try await client.status()
+                if status.readyWorkers >= waitReady { return status }
+                guard ContinuousClock.now < deadline else {
+                    throw BusError(code: .unreachable, message:
+                        "only \(status.readyWorkers) of \(waitReady) workers are live and caught up after \(connection.timeout) s; "
+                        + "`fluxbus status` shows the others' state")
+                }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
         print(json ? try ResultView.encode(StatusView.json(status)) : StatusView.text(status))
     }
 }

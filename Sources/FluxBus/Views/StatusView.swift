@@ -1,6 +1,13 @@
 import Foundation
 import FluxBusProtocol
 
+extension Message.Status {
+    /// Workers that are live and have applied the last completed sequence.
+    public var readyWorkers: Int {
+        workers.filter { $0.state == .live && $0.lastApplied >= sequence }.count
+    }
+}
+
 /// How the CLI shows `status`: readable at a glance, or JSON for scripts.
 public enum StatusView {
     /// `status --json`: `epoch`; `seq` (the last completed); `queue`; `workers` (`id`, `state`, `stores`, `lastSeq`,
