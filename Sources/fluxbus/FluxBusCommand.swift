@@ -11,6 +11,11 @@ struct FluxBusCommand: AsyncParsableCommand {
             A coordinator owns the order of actions and the waitFor graph; workers host stores and acknowledge \
             every action; clients dispatch and read. Start with `fluxbus demo`.
 
+            Defaults for --coordinator, --timeout, --log-level and --log-format can live in a JSON config file: \
+            $FLUXBUS_CONFIG, or $XDG_CONFIG_HOME/fluxbus/config.json, or ~/.config/fluxbus/config.json. For example \
+            {"coordinator": "tcp://10.0.0.5:7401", "timeout": 5, "logFormat": "json"}. FLUXBUS_COORDINATOR beats the \
+            file; a flag beats both.
+
             Exit codes:
               0  done
               1  the dispatch completed, but a store failed or was skipped

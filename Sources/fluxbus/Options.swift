@@ -7,18 +7,22 @@ import Logging
 struct ConnectionOptions: ParsableArguments {
     @Option(name: .customLong("coordinator"), help: ArgumentHelp(
         "The coordinator's control endpoint.",
-        discussion: "Defaults to $FLUXBUS_COORDINATOR, then \(BusDefaults.controlEndpoint).",
+        discussion: "Defaults to $FLUXBUS_COORDINATOR, then the config file's \"coordinator\", then \(BusDefaults.controlEndpoint).",
         valueName: "endpoint"))
     var endpoint: String?
 
-    @Option(help: "Seconds to wait for an answer.")
-    var timeout: Double = 10
+    @Option(name: .customLong("timeout"), help: "Seconds to wait for an answer (default: the config file's, or 10).")
+    var timeoutOption: Double?
 
     var resolvedEndpoint: String {
-        endpoint ?? ProcessInfo.processInfo.environment[BusDefaults.coordinatorEnvironmentVariable] ?? BusDefaults.controlEndpoint
+        endpoint ?? ProcessInfo.processInfo.environment[BusDefaults.coordinatorEnvironmentVariable]
+            ?? (try? CLIConfig.load())?.coordinator ?? BusDefaults.controlEndpoint
     }
 
+    var timeout: Double { timeoutOption ?? (try? CLIConfig.load())?.timeout ?? 10 }
+
     func validate() throws {
+        do { _ = try CLIConfig.load() } catch { throw ValidationError("\(error)") }
         guard timeout > 0 else { throw ValidationError("--timeout must be positive, got \(timeout)") }
     }
 
@@ -29,18 +33,34 @@ struct ConnectionOptions: ParsableArguments {
 
 /// Logging for long-running commands.
 struct LoggingOptions: ParsableArguments {
-    @Option(help: "Least severe level to log: trace, debug, info, notice, warning, error, critical.")
-    var logLevel: String = "info"
+    @Option(name: .customLong("log-level"), help: "Least severe level to log: trace, debug, info, notice, warning, error, critical (default: info).")
+    var levelOption: String?
+
+    @Option(name: .customLong("log-format"), help: "text (one line per event), or json (one JSON object per line).")
+    var formatOption: String?
+
+    var level: String { levelOption ?? (try? CLIConfig.load())?.logLevel ?? "info" }
+    var format: String { formatOption ?? (try? CLIConfig.load())?.logFormat ?? "text" }
 
     func validate() throws {
-        guard Logger.Level(rawValue: logLevel) != nil else {
-            throw ValidationError("unknown --log-level '\(logLevel)'; use trace, debug, info, notice, warning, error or critical")
+        do { _ = try CLIConfig.load() } catch { throw ValidationError("\(error)") }
+        guard Logger.Level(rawValue: level) != nil else {
+            throw ValidationError("unknown log level '\(level)'; use trace, debug, info, notice, warning, error or critical")
+        }
+        guard ["text", "json"].contains(format) else {
+            throw ValidationError("unknown log format '\(format)'; use text or json")
         }
     }
 
     func bootstrap(label: String) -> Logger {
-        let level = Logger.Level(rawValue: logLevel) ?? .info
+        let level = Logger.Level(rawValue: self.level) ?? .info
+        let json = format == "json"
         LoggingSystem.bootstrap { label in
+            if json {
+                var handler = JSONLogHandler(label: label)
+                handler.logLevel = level
+                return handler
+            }
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
             return handler
