@@ -13,8 +13,9 @@ struct CommandLineTests {
     }
 
     /// Runs the binary to completion.
-    static func fluxbus(_ arguments: [String], environment: [String: String] = [:]) throws -> Run {
+    static func fluxbus(_ arguments: [String], environment: [String: String] = [:], input: URL? = nil) throws -> Run {
         let process = Process()
+        if let input { process.standardInput = try FileHandle(forReadingFrom: input) }
         process.executableURL = Cluster.binary
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
