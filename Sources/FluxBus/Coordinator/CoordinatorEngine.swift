@@ -205,7 +205,9 @@ final class CoordinatorEngine {
         }
         guard ready.epoch == epoch, worker.state == .catchingUp else { return }
         membership.recordApplied(ready.lastApplied, by: workerID)
-        guard ready.lastApplied >= lastCompleted else { return }
+        // A worker sends READY once. Dispatches may have completed since it did (it was not counted in them), so
+        // a READY behind the last completed sequence still makes it live: it fetches what it missed on the next
+        // ACTION's gap, as any live worker does. Ignoring that READY would leave it catching up for good.
         membership.setState(.live, of: workerID)
         logger.info("worker live", metadata: ["worker": "\(workerID)", "seq": "\(ready.lastApplied)"])
     }
