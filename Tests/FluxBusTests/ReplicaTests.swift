@@ -111,3 +111,48 @@ struct ReplicaTests {
         #expect(applied == Array(1...201))
     }
 }
+
+extension ReplicaTests {
+    /// A replica that joins while dispatches stream past it must still become live: the coordinator may complete
+    /// another dispatch between the joiner's last catch-up step and its READY.
+    @Test(arguments: 1...5)
+    func aReplicaJoiningUnderLoadBecomesLive(round: Int) async throws {
+        let bus = try await TestBus()
+        let client = try await bus.client()
+        let loader = try await bus.client()
+        bus.startWorker("r1", [HostedStore(CounterStore.self)])
+        try await bus.waitUntilLive(1, client: client)
+
+        let stop = Mutex(false)
+        let load = Task {
+            var count = 0
+            while !stop.withLock({ $0 }) {
+                _ = try await loader.dispatch(Action(CounterStore.add, .init(by: 1)))
+                count += 1
+            }
+            return count
+        }
+        while try await client.status().sequence < 50 { try await Task.sleep(for: .milliseconds(5)) }
+        bus.startWorker("r2", [HostedStore(CounterStore.self)])
+        var joined: (any Error)?
+        do {
+            _ = try await client.status(until: "r2 is live") { $0.worker("r2")?.state == .live }
+        } catch {
+            joined = error
+        }
+        stop.withLock { $0 = true }
+        let count = try await load.value
+        #expect(joined == nil, "\(joined.map(String.init(describing:)) ?? "")")
+
+        if joined == nil {
+            let next = try await client.dispatch(Action(CounterStore.add, .init(by: 1)))
+            #expect(next.outcomes.map(\.worker).sorted() == ["r1", "r2"])
+            #expect(Set(next.outcomes.map(\.digest)) == [Self.counterDigest(count + 1)])
+        }
+        await loader.close()
+        await client.close()
+        await bus.stop()
+    }
+}
+
+import Synchronization
