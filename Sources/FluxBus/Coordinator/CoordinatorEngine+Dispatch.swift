@@ -206,9 +206,16 @@ extension CoordinatorEngine {
     }
 
     func graph(requestID: String) -> Message.Graph {
-        Message.Graph(
+        // Dependencies first, as GRAPH promises, whatever order the workers joined in. Stores still waiting for an
+        // undeclared name are ordered by the names that are declared; join-time checks keep this graph acyclic.
+        let declared = Set(membership.storeOrder)
+        let nodes = membership.storeOrder.compactMap { membership.stores[$0] }.map { store in
+            DependencyGraph.Node(name: store.declaration.name, dependsOn: store.declaration.dependsOn.filter(declared.contains))
+        }
+        let order = (try? DependencyGraph(nodes).order) ?? membership.storeOrder
+        return Message.Graph(
             requestID: requestID,
-            stores: membership.storeOrder.compactMap { membership.stores[$0] }.map { store in
+            stores: order.compactMap { membership.stores[$0] }.map { store in
                 GraphNode(
                     name: store.declaration.name, dependsOn: store.declaration.dependsOn,
                     handlesAll: store.declaration.handlesAll, handles: store.declaration.handles,
