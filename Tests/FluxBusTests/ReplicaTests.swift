@@ -65,7 +65,7 @@ struct ReplicaTests {
             status.store("counter")?.replicas.allSatisfy { $0.lastApplied == 2_000 } == true
         }
         let counter = try #require(status.store("counter"))
-        #expect(counter.replicas.map(\.worker) == replicas)
+        #expect(counter.replicas.map(\.worker).sorted() == replicas)
         #expect(counter.replicas.allSatisfy { $0.digest == Self.counterDigest(total) })
         #expect(counter.divergedAt == 0)
         #expect(status.sequence == 2_000)
