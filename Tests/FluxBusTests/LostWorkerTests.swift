@@ -32,14 +32,14 @@ struct LostWorkerTests {
             }
             return results
         }
-        while done.withLock({ $0 }) < 10 { try await Task.sleep(for: .milliseconds(2)) }
+        try await eventually("10 dispatches completed") { done.withLock { $0 } >= 10 }
         doomed.cancel()
         _ = await doomed.result
         let cancelledAfter = done.withLock { $0 }
 
         let lost = try await client.status(until: "w2 is lost") { $0.worker("w2")?.state == .lost }
         let atLoss = done.withLock { $0 }
-        while done.withLock({ $0 }) < atLoss + 5 { try await Task.sleep(for: .milliseconds(2)) }
+        try await eventually("5 more dispatches completed") { done.withLock { $0 } >= atLoss + 5 }
         finish.withLock { $0 = true }
         let results = try await stream.value
 

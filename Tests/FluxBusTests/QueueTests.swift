@@ -87,10 +87,10 @@ struct QueueTests {
 
         let sending = Task { await Self.dispatchAtOnce(6, clients: [client]) }
         var deepest: UInt32 = 0
-        while deepest < 3 {
+        for _ in 0..<1_000 {
             let status = try await observer.status()
             deepest = max(deepest, status.queueLength)
-            if status.sequence >= 6 { break }
+            if deepest >= 3 || status.sequence >= 6 { break }
             try await Task.sleep(for: .milliseconds(5))
         }
         let outcomes = await sending.value

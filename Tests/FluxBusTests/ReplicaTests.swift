@@ -132,7 +132,7 @@ extension ReplicaTests {
             }
             return count
         }
-        while try await client.status().sequence < 50 { try await Task.sleep(for: .milliseconds(5)) }
+        _ = try await client.status(until: "50 dispatches completed") { $0.sequence >= 50 }
         bus.startWorker("r2", [HostedStore(CounterStore.self)])
         var joined: (any Error)?
         do {

@@ -24,6 +24,16 @@ extension BusClient {
     }
 }
 
+/// Checks `condition` until it holds, up to about five seconds.
+/// - Throws: ``PollTimeout`` naming `what`.
+func eventually(_ what: String, _ condition: () -> Bool) async throws {
+    for _ in 0..<2_500 {
+        if condition() { return }
+        try await Task.sleep(for: .milliseconds(2))
+    }
+    throw PollTimeout(description: "timed out waiting until \(what)")
+}
+
 extension Message.Status {
     func worker(_ id: String) -> WorkerStatus? { workers.first { $0.id == id } }
     func store(_ name: String) -> StoreStatus? { stores.first { $0.name == name } }
