@@ -17,19 +17,21 @@ struct DispatchTests {
         AnyAction(Action(Flight.cityUpdate, .init(city: "Nice"))),
         AnyAction(Action(Flight.countryUpdate, .init(country: "France"))),
         AnyAction(Action(CounterStore.add, .init(by: -2))),
+        AnyAction(Action(JournalStore.note, .init(text: "booked"))),
+        AnyAction(Action(JournalStore.note, .init(text: "refund"), error: ActionError("card declined"))),
     ]
 
     /// The same store types, unchanged, under a `Hub` and on three workers: every dispatch has the same outcomes,
     /// and every store ends in the same state, byte for byte.
     @Test func oneStoreTypeRunsInProcessAndOnWorkersAlike() async throws {
         let hub = Hub()
-        try hub.register([CountryStore.self, CityStore.self, PriceStore.self, CounterStore.self])
+        try hub.register([CountryStore.self, CityStore.self, PriceStore.self, CounterStore.self, JournalStore.self])
 
         let bus = try await TestBus()
         let client = try await bus.client()
         bus.startWorker("w1", [HostedStore(CountryStore.self), HostedStore(CounterStore.self)])
         bus.startWorker("w2", [HostedStore(CityStore.self)])
-        bus.startWorker("w3", [HostedStore(PriceStore.self)])
+        bus.startWorker("w3", [HostedStore(PriceStore.self), HostedStore(JournalStore.self)])
         try await bus.waitUntilLive(3, client: client)
 
         for action in Self.script {
@@ -52,14 +54,16 @@ struct DispatchTests {
             "city": try canonicalJSON(try #require(hub.store(of: CityStore.self)).state),
             "price": try canonicalJSON(try #require(hub.store(of: PriceStore.self)).state),
             "counter": try canonicalJSON(try #require(hub.store(of: CounterStore.self)).state),
+            "journal": try canonicalJSON(try #require(hub.store(of: JournalStore.self)).state),
         ]
         #expect(expected["counter"] == #"{"value":3}"#)
         #expect(expected["city"] == #"{"city":"Paris","country":"France"}"#)
+        #expect(expected["journal"] == #"["booked","refund (error: card declined)"]"#)
         for (name, json) in expected {
             let replica = try await client.state(of: name)
             #expect(text(replica) == json, "\(name)")
             #expect(replica.digest == StateDigest.fnv1a64(Array(json.utf8)), "\(name)")
-            #expect(replica.sequence == UInt64(Self.script.count))
+            #expect(replica.sequence == UInt64(Self.script.count), "\(name)")
         }
         await client.close()
         await bus.stop()

@@ -132,3 +132,20 @@ final class AuditStore: Store {
     var state = State()
     init() {}
 }
+
+/// Records every note with the error its action carried, if any: Flux actions may carry an error.
+final class JournalStore: Store {
+    struct Note: Codable, Sendable, Hashable {
+        var text: String
+    }
+
+    static let note = ActionType<Note>("journal.note")
+    static let name = "journal"
+    static let handlers = Handlers<JournalStore>()
+        .on(note) { store, action, _ in
+            store.state.append(action.error.map { "\(action.payload.text) (error: \($0.message))" } ?? action.payload.text)
+        }
+
+    var state: [String] = []
+    init() {}
+}
