@@ -167,7 +167,14 @@ final class CoordinatorEngine {
     // MARK: - Membership
 
     private func join(_ hello: Message.Hello, routingID: [UInt8], now: ContinuousClock.Instant) {
-        do {
+        do throws(Membership.Refusal) {
+            // Replies, releases and liveness all go by routing id: a worker is known by the id it connected with.
+            guard routingID == Array(hello.workerID.utf8) else {
+                throw Membership.Refusal(
+                    code: .invalidDeclaration,
+                    reason: "HELLO for worker `\(hello.workerID)` came from routing id `\(Self.describe(routingID))`; "
+                        + "a worker must set its DEALER's routing id (ZMQ_ROUTING_ID) to its worker id")
+            }
             // A new instance under a known id is a restarted worker: it takes over from the old one.
             if let previous = membership.workers[hello.workerID], previous.routingID != routingID {
                 workerByRoutingID[previous.routingID] = nil
