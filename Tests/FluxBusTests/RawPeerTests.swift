@@ -20,17 +20,21 @@ private func onDedicatedThread<T: Sendable>(_ body: @escaping @Sendable () throw
 struct RawPeerTests {
     /// Sends one message from a DEALER with the given routing id (or none) and returns the first answer.
     static func exchange(_ message: Message, routingID: String?, on bus: TestBus) async throws -> Message? {
+        try await exchange(frames: Codec().encode(message), routingID: routingID, on: bus)
+    }
+
+    /// Sends raw frames and returns the first answer, decoded.
+    static func exchange(frames: [[UInt8]], routingID: String?, on bus: TestBus) async throws -> Message? {
         let (context, endpoint) = (bus.context, bus.control)
         return try await onDedicatedThread {
-            let codec = Codec()
             let dealer = try ZMQSocket(.dealer, context: context)
             defer { dealer.close() }
             try dealer.set(.linger, to: .zero)
             if let routingID { try dealer.set(.routingID, to: Array(routingID.utf8)) }
             try dealer.connect(endpoint)
-            _ = try dealer.send(codec.encode(message))
-            guard let frames = try dealer.receive(timeout: .seconds(5)) else { return nil }
-            return try codec.decode(frames)
+            _ = try dealer.send(frames)
+            guard let answer = try dealer.receive(timeout: .seconds(5)) else { return nil }
+            return try Codec().decode(answer)
         }
     }
 
@@ -78,6 +82,38 @@ struct RawPeerTests {
         #expect(welcome.heartbeatMillis == 100)
         #expect(welcome.deadlineMillis == 400)
         #expect(status.worker("w1")?.state == .catchingUp)
+        await client.close()
+        await bus.stop()
+    }
+
+    /// A worker the coordinator does not know that heartbeats is told to join again.
+    @Test func aHeartbeatFromAStrangerIsAnsweredWithGoodbye() async throws {
+        let bus = try await TestBus()
+        let answer = try await Self.exchange(.heartbeat(.init(epoch: 7, sequence: 3)), routingID: "ghost", on: bus)
+        guard case .goodbye(let goodbye) = answer else {
+            Issue.record("expected GOODBYE, got \(String(describing: answer))")
+            await bus.stop()
+            return
+        }
+        #expect(goodbye.reason.contains("HELLO"))
+        await bus.stop()
+    }
+
+    /// A peer speaking another protocol version gets REJECT code 1 in this version, naming both.
+    @Test func anotherProtocolVersionIsRefused() async throws {
+        let bus = try await TestBus()
+        var frames = Codec().encode(Self.hello("w1"))
+        frames[0][4] = 2
+        let answer = try await Self.exchange(frames: frames, routingID: "w1", on: bus)
+        guard case .reject(let reject) = answer else {
+            Issue.record("expected REJECT, got \(String(describing: answer))")
+            await bus.stop()
+            return
+        }
+        #expect(reject.code == .versionMismatch)
+        #expect(reject.reason.contains("1") && reject.reason.contains("2"))
+        let client = try await bus.client()
+        #expect(try await client.status().workers.isEmpty)
         await client.close()
         await bus.stop()
     }
