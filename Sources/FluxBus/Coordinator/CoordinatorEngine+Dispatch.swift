@@ -210,7 +210,9 @@ extension CoordinatorEngine {
     }
 
     func graph(requestID: String) -> Message.Graph {
-        Message.Graph(
+        // Dependencies first, as GRAPH promises, whatever order the workers joined in. Stores still waiting for an
+        // undeclared name are ordered by the names that are declared; join-time checks keep this graph acyclic.
+        return Message.Graph(
             requestID: requestID,
             stores: membership.storesInOrder.map { store in
                 GraphNode(

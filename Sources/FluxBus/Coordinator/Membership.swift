@@ -179,9 +179,16 @@ struct Membership {
         }
     }
 
-    /// Every declared store: the active ones in dependency order, then those still waiting, in declaration order.
+    /// Every declared store, dependencies first, whatever order the workers joined in; stores still waiting come
+    /// after the declared stores they wait for.
     var storesInOrder: [StoreRecord] {
-        (graph.order + storeOrder.filter { !graph.contains($0) }).compactMap { stores[$0] }
+        let declared = Set(storeOrder)
+        let nodes = storeOrder.compactMap { stores[$0] }.map { store in
+            DependencyGraph.Node(name: store.declaration.name, dependsOn: store.declaration.dependsOn.filter(declared.contains))
+        }
+        // Declarations were checked for cycles at join time, so this cannot fail.
+        let order = (try? DependencyGraph(nodes).order) ?? storeOrder
+        return order.compactMap { stores[$0] }
     }
 
     /// The stores a declared store still waits for before it becomes active.

@@ -41,7 +41,6 @@ final class WorkerEngine {
     private var lastHeard = ContinuousClock.now
     private var lastHelloAt: ContinuousClock.Instant?
     private var fetchSentAt: ContinuousClock.Instant?
-    private var cascadeCount = 0
     private var stopping = false
     private(set) var malformedCount = 0
     /// Fault injection: see ``WorkerConfiguration/dropPublishedRate``.
@@ -308,9 +307,16 @@ final class WorkerEngine {
     private func run(_ store: AnyStore, in dispatch: inout LocalDispatch, step: PlanStep) -> StoreResult {
         var outputs: [String: Value] = [:]
         for dependency in step.waitsFor { outputs[dependency] = dispatch.outcomes[dependency]?.output }
+        // A cascade's request id names what caused it, not this process: every replica of the store, and a replica
+        // replaying this sequence later, sends the same id, so the coordinator dispatches it once.
+        let cause = "cascade-\(dispatch.sequence)-\(store.name)-"
+        var cascades = 0
         let context = DispatchContext(
             sequence: dispatch.sequence, store: store.name, dependencies: store.dependencies, outputs: outputs,
-            cascade: { [unowned self] action in try self.cascade(action) })
+            cascade: { [unowned self] action in
+                cascades += 1
+                try self.cascade(action, requestID: cause + String(cascades))
+            })
         var status = OutcomeStatus.ok
         var message = ""
         do {
@@ -395,10 +401,9 @@ final class WorkerEngine {
         while ackMemoryOrder.count > ackMemoryLimit, let old = ackMemoryOrder.pop() { ackMemory[old] = nil }
     }
 
-    private func cascade(_ action: AnyAction) throws {
-        cascadeCount += 1
+    private func cascade(_ action: AnyAction, requestID: String) throws {
         send(.dispatch(.init(
-            requestID: "\(id)-\(instance)-\(cascadeCount)", actionType: action.name, payload: try action.encodedPayload(),
+            requestID: requestID, actionType: action.name, payload: try action.encodedPayload(),
             error: action.error?.message)))
     }
 
