@@ -647,6 +647,8 @@ def main(argv=None):
         worker.stopping = True
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
+    # A parent may start us with these signals blocked (Foundation's Process passes its thread's mask on).
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
     worker.run_forever()
     return EXIT_OK
 
