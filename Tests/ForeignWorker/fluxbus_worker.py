@@ -257,8 +257,10 @@ def fnv1a64(data):
 
 def canonical_json(value):
     """The bytes Swift's JSONEncoder writes with [.sortedKeys, .withoutEscapingSlashes]: sorted
-    keys, no whitespace, '/' unescaped, non-ASCII as UTF-8. (Swift sorts keys by their UTF-8
-    bytes and Python by code points, which agree for the keys used here.)"""
+    keys, no whitespace, '/' unescaped, non-ASCII as UTF-8, control characters escaped as
+    Python escapes them. Swift on Linux sorts keys in code-point order, as Python does (keys
+    not in Unicode normal form might sort differently). Integers only: Swift writes floating
+    point numbers in its own shortest form."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
