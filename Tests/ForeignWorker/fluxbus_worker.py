@@ -323,7 +323,7 @@ class Worker:
         self.known = 0                # the newest sequence the coordinator announced
         self.heard_on_sub = False     # a message of this epoch arrived on SUB since WELCOME
         self.pending = {}             # sequence → ACTION that arrived ahead of its turn
-        self.acks = collections.OrderedDict()  # sequence → the ACK sent for it, to send again
+        self.acks = collections.OrderedDict()  # sequence → the results acknowledged, to send again
         self.heartbeat, self.deadline = 0.5, 2.0
         self.hello_wait, self.next_hello = 1.0, 0.0
         self.last_sent = self.last_heard = time.monotonic()
@@ -405,6 +405,8 @@ class Worker:
                      f"#{self.applied}; restart this worker with empty state")
             raise SystemExit(EXIT_REFUSED)
         # Every WELCOME (a repeated HELLO gets another) registers the worker as catching up again.
+        if epoch != self.epoch:
+            self.pending = {}  # kept ACTIONs of an earlier epoch: the new one publishes them again
         self.phase, self.epoch = CATCHING_UP, epoch
         self.heartbeat, self.deadline = max(heartbeat_ms, 10) / 1000, max(deadline_ms, 40) / 1000
         self.known = sequence
@@ -435,9 +437,9 @@ class Worker:
         if announce:
             self.known = max(self.known, action.sequence)
         if action.sequence <= self.applied:
-            ack = self.acks.get(action.sequence)  # a duplicate: acknowledge again, never apply twice
-            if ack is not None:
-                self.send(ack)
+            results = self.acks.get(action.sequence)  # a duplicate: acknowledge again, never apply twice
+            if results is not None:
+                self.acknowledge(action, results)  # under this ACTION's epoch, which may be newer
             return self.catch_up()
         if action.sequence > self.applied + 1:
             self.pending[action.sequence] = action  # a gap: keep it, fetch what comes before it
@@ -471,14 +473,16 @@ class Worker:
         if self.verbose:
             self.log(f"applied #{action.sequence} {action.action_type} → {store.state_bytes().decode()}")
         if live and results:
-            writer = Writer(ACK).u64(action.epoch).u64(action.sequence).u16(len(results))
-            for name, status, message, output, digest in results:
-                writer.string(name).u8(status).string(message).optional_bytes(output).u64(digest)
-            ack = writer.frames()
-            self.send(ack)
-            self.acks[action.sequence] = ack
+            self.acknowledge(action, results)
+            self.acks[action.sequence] = results
             while len(self.acks) > 1024:
                 self.acks.popitem(last=False)
+
+    def acknowledge(self, action, results):
+        writer = Writer(ACK).u64(action.epoch).u64(action.sequence).u16(len(results))
+        for name, status, message, output, digest in results:
+            writer.string(name).u8(status).string(message).optional_bytes(output).u64(digest)
+        self.send(writer.frames())
 
     def apply_replay(self, entries):
         for action, _recorded_outputs in entries:  # no dependencies: recorded outputs are not needed
