@@ -12,9 +12,15 @@ extension Cluster {
     /// The Python worker written from `docs/PROTOCOL.md`.
     static var foreignWorker: URL { packageRoot.appendingPathComponent("Tests/ForeignWorker/fluxbus_worker.py") }
 
-    /// ``python``, after checking that it runs and imports zmq.
+    /// ``python``, after checking (once per test process) that it runs and imports zmq.
     /// - Throws: ``ClusterError`` telling to run `make deps` when it does not.
-    static func requirePython() throws -> URL {
+    static func requirePython() async throws -> URL {
+        try await pythonCheck.value
+    }
+
+    /// The check behind ``requirePython()``. It waits for the child without blocking a thread of the cooperative
+    /// pool (two threads on these machines), which parallel tests share.
+    private static let pythonCheck = Task<URL, any Error> {
         let hint = "run `make deps` in \(packageRoot.path) to create .venv with pyzmq"
         guard FileManager.default.isExecutableFile(atPath: python.path) else {
             throw ClusterError("\(python.path) is missing: \(hint)")
@@ -25,7 +31,7 @@ extension Cluster {
         check.standardOutput = FileHandle.nullDevice
         check.standardError = FileHandle.nullDevice
         try check.run()
-        check.waitUntilExit()
+        while check.isRunning { try await Task.sleep(for: .milliseconds(10)) }
         guard check.terminationStatus == 0 else {
             throw ClusterError("\(python.path) cannot import zmq: \(hint)")
         }
@@ -34,9 +40,9 @@ extension Cluster {
 
     /// Starts the Python worker hosting one counter store, logging to `ID.log`.
     @discardableResult
-    func startPythonWorker(_ id: String, store: String) throws -> Process {
+    func startPythonWorker(_ id: String, store: String) async throws -> Process {
         try launch(
-            id, executable: try Self.requirePython(),
+            id, executable: try await Self.requirePython(),
             arguments: ["-u", Self.foreignWorker.path, "--id", id, "--coordinator", control, "--store", store])
     }
 }

@@ -15,10 +15,10 @@ struct ForeignWorkerTests {
 
     @Test("Python and Swift replicas of one counter report equal digests for 200 dispatches")
     func pythonAndSwiftAgree() async throws {
-        _ = try Cluster.requirePython()
+        _ = try await Cluster.requirePython()
         let cluster = try Cluster()
         try cluster.startCoordinator(Self.coordinatorOptions)
-        try cluster.startPythonWorker("py1", store: "counter")
+        try await cluster.startPythonWorker("py1", store: "counter")
         let swift = try cluster.startWorker("sw1", stores: ["counter=counter"])
         let client = try await cluster.client()
         try await cluster.waitUntilLive(2, client: client)
@@ -50,7 +50,7 @@ struct ForeignWorkerTests {
 
     @Test("A Python worker that joins after 50 dispatches catches up by replay and then matches the Swift replica")
     func lateJoinerCatchesUp() async throws {
-        _ = try Cluster.requirePython()
+        _ = try await Cluster.requirePython()
         let cluster = try Cluster()
         try cluster.startCoordinator(Self.coordinatorOptions)
         let swift = try cluster.startWorker("sw1", stores: ["counter=counter"])
@@ -60,7 +60,7 @@ struct ForeignWorkerTests {
         let before = try await Self.dispatchAdds(50, from: 0, client: client, expecting: ["sw1"])
         #expect(before.problems.isEmpty, "\(before.problems.prefix(10).joined(separator: "\n"))\n\(cluster.allLogs())")
 
-        try cluster.startPythonWorker("py1", store: "counter")
+        try await cluster.startPythonWorker("py1", store: "counter")
         try await cluster.waitUntilLive(2, client: client)
         let joined = try await client.status().workers.first { $0.id == "py1" }
         #expect(joined?.state == .live)
@@ -83,7 +83,7 @@ struct ForeignWorkerTests {
 
     @Test("A Python worker that joins while dispatches stream applies each exactly once")
     func joinsWhileDispatchesStream() async throws {
-        _ = try Cluster.requirePython()
+        _ = try await Cluster.requirePython()
         let cluster = try Cluster()
         try cluster.startCoordinator(Self.coordinatorOptions)
         let swift = try cluster.startWorker("sw1", stores: ["counter=counter"])
@@ -93,7 +93,7 @@ struct ForeignWorkerTests {
         var sequence: UInt64 = 100
 
         // Keep dispatching while the Python worker joins, until it is live (or for at most 3 s).
-        try cluster.startPythonWorker("py1", store: "counter")
+        try await cluster.startPythonWorker("py1", store: "counter")
         var live = false
         let deadline = ContinuousClock.now.advanced(by: .seconds(3))
         while !live, ContinuousClock.now < deadline {
