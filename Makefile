@@ -1,10 +1,14 @@
 # FluxBus — every command a user or CI needs. `make test` is what CI runs (.ci/run).
 SWIFT ?= swift
 VENV  := .venv
+PYTHON ?= python3
+# pyzmq's wheels bundle their own libzmq; pinned so that every machine runs the same.
+PYZMQ := 27.3.0
 
 .PHONY: deps test demo build release bench clean
 
-# Install what a fresh Debian machine with Swift lacks: libzmq (and pkg-config to find it).
+# Install what a fresh Debian machine with Swift lacks: libzmq (and pkg-config to find it), and a virtual
+# environment .venv with pyzmq for the end-to-end tests' foreign worker.
 deps:
 	@if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists libzmq; then \
 		echo "==> installing libzmq3-dev and pkg-config with apt"; \
@@ -12,6 +16,12 @@ deps:
 		$$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libzmq3-dev pkg-config; \
 	fi
 	@pkg-config --modversion libzmq | sed 's/^/==> libzmq /'
+	@if ! $(VENV)/bin/python -c 'import zmq' >/dev/null 2>&1; then \
+		echo "==> creating $(VENV) with pyzmq $(PYZMQ) (for the Python worker in Tests/ForeignWorker)"; \
+		rm -rf $(VENV) && $(PYTHON) -m venv $(VENV) && \
+		$(VENV)/bin/pip install --quiet --disable-pip-version-check 'pyzmq==$(PYZMQ)'; \
+	fi
+	@$(VENV)/bin/python -c 'import zmq; print("==> pyzmq", zmq.__version__, "in $(VENV)")'
 
 build: deps
 	$(SWIFT) build
