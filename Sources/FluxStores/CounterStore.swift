@@ -19,7 +19,13 @@ public final class CounterStore: Store {
 
     public static let name = "counter"
     public static let handlers = Handlers<CounterStore>()
-        .on(add) { store, action, _ in store.state.value += action.payload.by }
+        .on(add) { store, action, _ in
+            let (sum, overflow) = store.state.value.addingReportingOverflow(action.payload.by)
+            guard !overflow else {
+                throw ActionError("adding \(action.payload.by) to \(store.state.value) overflows a 64-bit counter; the value is unchanged")
+            }
+            store.state.value = sum
+        }
 
     public var state = State()
     public init() {}

@@ -63,6 +63,18 @@ struct HubTests {
         #expect(created.state.value == 3)
     }
 
+    @Test func aCounterOverflowFailsTheActionAndKeepsTheValue() throws {
+        let counter = try hub.register(CounterStore.self)
+        try hub.dispatch(Action(CounterStore.add, .init(by: Int.max)))
+        let report = try hub.dispatch(Action(CounterStore.add, .init(by: 1)))
+        guard case .failed(let message) = report["counter"] else {
+            Issue.record("expected a failure, got \(String(describing: report["counter"]))")
+            return
+        }
+        #expect(message.contains("overflows"))
+        #expect(counter.state.value == Int.max)
+    }
+
     @Test func registeringAStoreWithAnUnknownDependencyFails() {
         let error = #expect(throws: GraphError.self) { try hub.register(CityStore.self) }
         #expect(error?.code == .unknownDependency)

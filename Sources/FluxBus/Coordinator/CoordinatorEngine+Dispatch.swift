@@ -13,6 +13,7 @@ extension CoordinatorEngine {
 
     private func start(_ queued: QueuedDispatch) {
         let request = queued.message
+        let requesters = queued.requesters + (queuedRequestIDs.removeValue(forKey: request.requestID) ?? [])
         lastSequence += 1
         let graph = membership.graph
         let participating = graph.order.filter { membership.stores[$0]?.handles(request.actionType) == true }
@@ -25,7 +26,7 @@ extension CoordinatorEngine {
         var awaiting: [String: Set<String>] = [:]
         for step in plan { awaiting[step.store] = Set(membership.liveReplicas(of: step.store)) }
         inFlight = InFlightDispatch(
-            action: action, requesters: queued.requesters, startedAt: now,
+            action: action, requesters: requesters, startedAt: now,
             deadline: now.advanced(by: configuration.ackTimeout), awaiting: awaiting,
             nextResend: now.advanced(by: configuration.firstResend), resendGap: configuration.firstResend)
         publish(.action(action))

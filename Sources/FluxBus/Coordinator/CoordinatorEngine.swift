@@ -29,6 +29,9 @@ final class CoordinatorEngine {
     var membership: Membership
     var workerByRoutingID: [[UInt8]: String] = [:]
     var queue = FIFO<QueuedDispatch>()
+    /// The request ids waiting in the queue, with the requesters that sent the same id again meanwhile: a lookup
+    /// instead of a scan of the queue for every DISPATCH.
+    var queuedRequestIDs: [String: [Requester]] = [:]
     var inFlight: InFlightDispatch?
     /// The last sequence published, and the last one completed.
     var lastSequence: UInt64 = 0
@@ -300,7 +303,8 @@ final class CoordinatorEngine {
                 inFlight!.requesters.append(requester)
                 return
             }
-            if queue.updateFirst(where: { $0.message.requestID == dispatch.requestID }, { $0.requesters.append(requester) }) {
+            if queuedRequestIDs[dispatch.requestID] != nil {
+                queuedRequestIDs[dispatch.requestID]!.append(requester)
                 return
             }
         }
@@ -308,6 +312,7 @@ final class CoordinatorEngine {
             return refuse(.busy, "the bus is busy: \(queue.count) dispatches are queued (limit \(configuration.queueLimit)); retry later")
         }
         queue.push(QueuedDispatch(requesters: [requester], message: dispatch))
+        if !dispatch.requestID.isEmpty { queuedRequestIDs[dispatch.requestID] = [] }
     }
 
     func remember(_ result: Message.Result) {

@@ -18,11 +18,4 @@ struct FIFO<Element> {
         }
         return element
     }
-
-    /// Changes the first element that matches, if any; returns whether one did.
-    mutating func updateFirst(where predicate: (Element) -> Bool, _ change: (inout Element) -> Void) -> Bool {
-        guard let index = storage[head...].firstIndex(where: predicate) else { return false }
-        change(&storage[index])
-        return true
-    }
 }

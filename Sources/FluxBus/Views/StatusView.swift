@@ -78,7 +78,8 @@ public enum StatusView {
             var line = "  " + pad(store.name, 14)
                 + pad(store.dependsOn.isEmpty ? "-" : "after " + store.dependsOn.joined(separator: "+"), 20)
             if !store.waitingFor.isEmpty { line += "WAITING FOR " + store.waitingFor.joined(separator: ", ") + "  " }
-            let digests = Set(store.replicas.map(\.digest))
+            // A replica that caught up by replay reports no digest (0) until its next acknowledgement.
+            let digests = Set(store.replicas.map(\.digest).filter { $0 != 0 })
             if store.divergedAt != 0 { line += "DIVERGED at #\(store.divergedAt)  " }
             line += "\(store.replicas.count) replica\(store.replicas.count == 1 ? "" : "s")"
             line += digests.count <= 1 ? "" : "  (digests differ)"
