@@ -48,7 +48,9 @@ public struct MiddlewareAPI<State> {
 ///     if getState().count < 10 { try dispatch(CounterAction.increment) }
 /// })
 /// ```
-public struct Thunk<State>: ReduxAction, ThunkMarker {
+public struct Thunk<State>: ReduxAction {
+    public static var isThunk: Bool { true }
+
     let body: (_ dispatch: Middleware<State>.Dispatch, _ getState: () -> State) throws -> Void
 
     /// Creates a thunk.
@@ -79,6 +81,3 @@ public struct AsyncThunk<State> {
         self.body = body
     }
 }
-
-/// Lets the store recognise a thunk of any state type that reached the reducer.
-protocol ThunkMarker {}

@@ -3,7 +3,16 @@
 /// ```swift
 /// enum CounterAction: ReduxAction { case increment, add(Int) }
 /// ```
-public protocol ReduxAction {}
+public protocol ReduxAction {
+    /// Whether this type is a ``Thunk``, which only the ``Middleware/thunk`` middleware may run. Leave the default.
+    /// (A requirement rather than a cast, so that the store can check every action without a runtime conformance
+    /// lookup.)
+    static var isThunk: Bool { get }
+}
+
+extension ReduxAction {
+    public static var isThunk: Bool { false }
+}
 
 /// Turns the current state and an action into the next state. Return the state unchanged for actions you do not
 /// handle; throw to refuse an action, which leaves the state as it was.

@@ -19,27 +19,22 @@
 /// try store.dispatch(CounterAction.increment)    // prints 0 -> 1
 /// ```
 public final class ReduxStore<State> {
+    // Exclusivity: these are read and written on every dispatch. No access outlives a statement (the reducer's
+    // result is stored after it returns; subscribers get the states as arguments), and the store is confined to
+    // one isolation domain, so Swift's dynamic checks are turned off for them.
+
     /// The current state.
-    public private(set) var state: State
+    @exclusivity(unchecked) public private(set) var state: State
 
     private let reducer: Reducer<State>
     private let isRepeat: ((State, State) -> Bool)?
-    private var chain: Middleware<State>.Dispatch = { _ in }
-    private var subscribers: [Subscriber] = []
-    private var nextSubscriberID = 0
-    private var isReducing = false
-    private var isNotifying = false
-    private var deferredActions: [any ReduxAction] = []
-
-    private final class Subscriber {
-        let id: Int
-        let handler: (State, State) -> Void
-        var isActive = true
-        init(id: Int, handler: @escaping (State, State) -> Void) {
-            self.id = id
-            self.handler = handler
-        }
-    }
+    @exclusivity(unchecked) private var chain: Middleware<State>.Dispatch = { _ in }
+    /// Shared with the subscriptions, so that they can end without a weak reference to the store: a weak
+    /// reference would give the store a side table and send every retain and release down the slow path.
+    private let subscribers = SubscriberList<State>()
+    @exclusivity(unchecked) private var isReducing = false
+    @exclusivity(unchecked) private var isNotifying = false
+    @exclusivity(unchecked) private var deferredActions: [any ReduxAction] = []
 
     /// Creates a store.
     /// - Parameters:
@@ -98,18 +93,17 @@ public final class ReduxStore<State> {
     /// Calls `handler` with the old and new state after every change.
     /// - Returns: the subscription; the handler is called until it is cancelled or deallocated.
     public func subscribe(_ handler: @escaping (_ old: State, _ new: State) -> Void) -> Subscription {
-        nextSubscriberID += 1
-        let subscriber = Subscriber(id: nextSubscriberID, handler: handler)
-        subscribers.append(subscriber)
-        return Subscription { [weak self, weak subscriber] in
-            guard let self, let subscriber else { return }
+        let subscriber = SubscriberList<State>.Subscriber(handler: handler)
+        let list = subscribers
+        list.active.append(subscriber)
+        return Subscription {
             subscriber.isActive = false
-            self.subscribers.removeAll { $0 === subscriber }
+            list.active.removeAll { $0 === subscriber }
         }
     }
 
     /// The number of active subscriptions.
-    public var subscriberCount: Int { subscribers.count }
+    public var subscriberCount: Int { subscribers.active.count }
 
     private func buildChain(_ middleware: [Middleware<State>]) {
         let api = MiddlewareAPI<State>(
@@ -125,7 +119,7 @@ public final class ReduxStore<State> {
     }
 
     private func reduce(_ action: any ReduxAction) throws {
-        guard !(action is any ThunkMarker) else { throw ReduxError.thunkWithoutMiddleware }
+        guard !type(of: action).isThunk else { throw ReduxError.thunkWithoutMiddleware }
         let old = state
         isReducing = true
         defer { isReducing = false }
@@ -138,7 +132,7 @@ public final class ReduxStore<State> {
 
     private func notify(_ old: State, _ new: State) throws {
         isNotifying = true
-        for subscriber in subscribers where subscriber.isActive {
+        for subscriber in subscribers.active where subscriber.isActive {
             subscriber.handler(old, new)
         }
         isNotifying = false
@@ -148,4 +142,16 @@ public final class ReduxStore<State> {
         }
         if let firstError { throw firstError }
     }
+}
+
+/// A store's subscribers, in subscription order. A subscriber cancelled during a notification is marked inactive
+/// at once, so the notification in progress skips it.
+final class SubscriberList<State> {
+    final class Subscriber {
+        let handler: (State, State) -> Void
+        var isActive = true
+        init(handler: @escaping (State, State) -> Void) { self.handler = handler }
+    }
+
+    var active: [Subscriber] = []
 }
