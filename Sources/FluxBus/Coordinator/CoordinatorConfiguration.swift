@@ -9,6 +9,10 @@ public struct CoordinatorConfiguration: Sendable {
     /// More endpoints for the ROUTER and the PUB to bind, for example an `ipc://` path beside a TCP address.
     public var extraControlEndpoints: [String] = []
     public var extraPublishEndpoints: [String] = []
+    /// At most this many stores per worker, and this many workers; a HELLO beyond either is refused (code 8).
+    /// They bound the work one HELLO can cause on the coordinator's thread.
+    public var maxStoresPerWorker = 256
+    public var maxWorkers = 1_024
     /// What a store runs with when a store it waits for has no live replica (or every replica was lost).
     public var lostDependencyPolicy: LostDependencyPolicy = .skip
     /// The publish endpoint told to workers in WELCOME, when it differs from what was bound (for example, bound to

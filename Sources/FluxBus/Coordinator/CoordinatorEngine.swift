@@ -177,6 +177,15 @@ final class CoordinatorEngine {
                 "worker id `\(hello.workerID)` differs from the connection's routing id `\(Self.describe(routingID))`; "
                 + "set ZMQ_ROUTING_ID to the worker id before connecting")), to: routingID)
         }
+        guard hello.stores.count <= configuration.maxStoresPerWorker else {
+            return send(.reject(.init(code: .tooMany, reason:
+                "worker `\(hello.workerID)` declares \(hello.stores.count) stores; this coordinator accepts at most "
+                + "\(configuration.maxStoresPerWorker) per worker")), to: routingID)
+        }
+        guard membership.workers[hello.workerID] != nil || membership.workers.count < configuration.maxWorkers else {
+            return send(.reject(.init(code: .tooMany, reason:
+                "this coordinator already has \(membership.workers.count) workers, its limit")), to: routingID)
+        }
         do {
             // A new instance under a known id is a restarted worker: it takes over from the old one.
             if let previous = membership.workers[hello.workerID], previous.routingID != routingID {
@@ -353,7 +362,9 @@ final class CoordinatorEngine {
         send(.state(reply), to: query.requester.routingID)
     }
 
-    private func serveFetch(_ fetch: Message.Fetch, routingID: [UInt8]) {
+    private func serveFetch(_ request: Message.Fetch, routingID: [UInt8]) {
+        var fetch = request
+        fetch.from = max(fetch.from, 1)  // sequences start at 1
         guard fetch.from <= fetch.to else { return dropMalformed("FETCH with from > to", from: routingID) }
         guard fetch.epoch == 0 || fetch.epoch == epoch else {
             return send(.goodbye(.init(reason: "epoch \(fetch.epoch) is over; this is epoch \(epoch): send HELLO to join")), to: routingID)

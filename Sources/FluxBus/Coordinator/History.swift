@@ -29,7 +29,7 @@ struct History {
 
     /// The entries with sequences in `range`, at most `maximum` of them.
     func entries(in range: ClosedRange<UInt64>, maximum: Int) -> ArraySlice<ReplayEntry> {
-        guard let oldest = oldestSequence else { return [] }
+        guard let oldest = oldestSequence, range.upperBound >= oldest else { return [] }
         // Sequences are consecutive, so positions follow from them.
         let start = head + Int(max(range.lowerBound, oldest) - oldest)
         guard start < entries.count else { return [] }

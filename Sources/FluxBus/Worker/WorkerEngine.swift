@@ -36,6 +36,9 @@ final class WorkerEngine {
     private var ackMemory: [UInt64: [StoreResult]] = [:]
     private var ackMemoryOrder = FIFO<UInt64>()
     private let ackMemoryLimit = 4_096
+    /// ACTIONs kept while an earlier one is missing; past this, later ones are dropped and fetched when their turn
+    /// comes, so a flood cannot grow the worker without bound.
+    private let pendingActionLimit = 10_000
     private var heartbeat: Duration
     private var deadline: Duration
     private var lastHeard = ContinuousClock.now
@@ -246,16 +249,20 @@ final class WorkerEngine {
             }
             // A later dispatch arrived while this one still waits for a release: the coordinator completed it
             // without us, so its recorded outcomes can finish it.
-            pendingActions[action.sequence] = action
+            keep(action)
             return requestFetch(from: current.sequence, to: action.sequence - 1)
         }
         if action.sequence == lastApplied + 1 {
             begin(action)
             drive()
         } else {
-            pendingActions[action.sequence] = action
+            keep(action)
             requestFetch(from: lastApplied + 1, to: action.sequence - 1)
         }
+    }
+
+    private func keep(_ action: Message.Action) {
+        if pendingActions.count < pendingActionLimit { pendingActions[action.sequence] = action }
     }
 
     private func receive(_ release: Message.Release) {
