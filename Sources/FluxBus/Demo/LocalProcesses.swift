@@ -10,6 +10,8 @@ package final class LocalProcesses: @unchecked Sendable {
     // @unchecked: `children` is only touched by the one task that drives the group, one call at a time.
     package let directory: URL
     private var children: [(name: String, process: Process)] = []
+    /// Every name started, in order, so that logs stay readable after their process stopped.
+    private var names: [String] = []
 
     /// Creates the group's directory under the temporary directory.
     package init(prefix: String) throws {
@@ -35,6 +37,7 @@ package final class LocalProcesses: @unchecked Sendable {
         process.standardInput = FileHandle.nullDevice
         try process.run()
         children.append((name, process))
+        if !names.contains(name) { names.append(name) }
         return process
     }
 
@@ -46,11 +49,16 @@ package final class LocalProcesses: @unchecked Sendable {
 
     /// The tail of every log, for error messages.
     package func allLogs(lastCharacters: Int = 3000) -> String {
-        children.map { "--- \($0.name) ---\n" + log($0.name).suffix(lastCharacters) }.joined(separator: "\n")
+        names.map { "--- \($0) ---\n" + log($0).suffix(lastCharacters) }.joined(separator: "\n")
     }
 
-    /// The process ids, by name.
+    /// The process ids of the running children, by name.
     package var pids: [(name: String, pid: Int32)] { children.map { ($0.name, $0.process.processIdentifier) } }
+
+    /// The process id of the latest child started under a name.
+    package func pid(_ name: String) -> Int32? {
+        children.last { $0.name == name }?.process.processIdentifier
+    }
 
     /// Sends SIGTERM to the named children (all by default, the last started first), waits up to `grace`, then
     /// SIGKILLs what still runs.
