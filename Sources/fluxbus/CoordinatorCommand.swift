@@ -52,13 +52,21 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @Option(help: "Completed dispatches kept in memory for workers that catch up.")
     var historyLimit = BusDefaults.historyLimit
 
+    @Option(help: "Workers the coordinator accepts; a HELLO beyond is refused.")
+    var maxWorkers = 1_024
+
+    @Option(help: "Stores one worker may declare; a larger HELLO is refused.")
+    var maxStoresPerWorker = 256
+
     @OptionGroup var logging: LoggingOptions
 
     func validate() throws {
         guard ackTimeout > 0 else { throw ValidationError("--ack-timeout must be positive") }
         guard heartbeatMs >= 10 else { throw ValidationError("--heartbeat-ms must be at least 10") }
         guard resendMs >= 1 else { throw ValidationError("--resend-ms must be at least 1") }
-        guard queueLimit > 0, historyLimit > 0 else { throw ValidationError("--queue-limit and --history-limit must be positive") }
+        guard queueLimit > 0, historyLimit > 0, maxWorkers > 0, maxStoresPerWorker > 0 else {
+            throw ValidationError("--queue-limit, --history-limit, --max-workers and --max-stores-per-worker must be positive")
+        }
         guard LostDependencyPolicy(rawValue: lostDependency) != nil else {
             throw ValidationError("--lost-dependency must be skip or run, not '\(lostDependency)'")
         }
@@ -76,6 +84,8 @@ struct CoordinatorCommand: AsyncParsableCommand {
             configuration.extraPublishEndpoints = Array(publish.dropFirst())
             configuration.lostDependencyPolicy = LostDependencyPolicy(rawValue: lostDependency)!
             configuration.firstResend = .milliseconds(Int64(resendMs))
+            configuration.maxWorkers = maxWorkers
+            configuration.maxStoresPerWorker = maxStoresPerWorker
             let coordinator = Coordinator(configuration: configuration, logger: logger)
             let group = ServiceGroup(
                 configuration: .init(services: [coordinator], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
