@@ -80,9 +80,25 @@ extension ZMQSocket {
         try receiveMessage(flags: ZMQ_DONTWAIT)
     }
 
-    /// Receives all frames of one message into Swift arrays, copying each frame once, straight out of the
-    /// `zmq_msg_t`. Returns `nil` if the first frame would block.
+    /// Returns the next message if one is ready, with the user id that the ZAP handler gave its sender when it was
+    /// admitted (libzmq's `User-Id` message property; nil when the connection was not authenticated by ZAP).
+    ///
+    /// - Throws: ``ZMQError``: `ETERM` after the context shut down.
+    public func tryReceiveWithUserID() throws(ZMQError) -> (frames: [[UInt8]], userID: String?)? {
+        var userID: String?
+        guard let frames = try receiveMessage(flags: ZMQ_DONTWAIT, userID: &userID) else { return nil }
+        return (frames, userID)
+    }
+
     private func receiveMessage(flags: Int32) throws(ZMQError) -> [[UInt8]]? {
+        var ignored: String?
+        return try receiveMessage(flags: flags, userID: &ignored)
+    }
+
+    /// Receives all frames of one message into Swift arrays, copying each frame once, straight out of the
+    /// `zmq_msg_t`. Returns `nil` if the first frame would block. Reads the `User-Id` property from the first frame
+    /// that has it.
+    private func receiveMessage(flags: Int32, userID: inout String?) throws(ZMQError) -> [[UInt8]]? {
         var message = zmq_msg_t()
         zmq_msg_init(&message)
         defer { zmq_msg_close(&message) }
@@ -93,6 +109,11 @@ extension ZMQSocket {
                 try call("receive frame \(frames.count + 1) on \(type) socket") { zmq_msg_recv(&message, $0, flags) }
             } catch where error.isWouldBlock && frames.isEmpty {
                 return nil
+            }
+            // A ROUTER makes up the routing-id frame itself, so it carries no peer metadata: take the property from
+            // the first frame that has it.
+            if userID == nil, let property = zmq_msg_gets(&message, "User-Id") {
+                userID = String(cString: property)
             }
             let size = zmq_msg_size(&message)
             let data = zmq_msg_data(&message)

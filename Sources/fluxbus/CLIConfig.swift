@@ -6,7 +6,8 @@ import FluxBus
 /// The file is `$FLUXBUS_CONFIG` if set, otherwise `$XDG_CONFIG_HOME/fluxbus/config.json`, otherwise
 /// `~/.config/fluxbus/config.json`; a missing file is fine. Every key is optional:
 /// ```json
-/// {"coordinator": "tcp://10.0.0.5:7401", "timeout": 5, "logLevel": "info", "logFormat": "json"}
+/// {"coordinator": "tcp://10.0.0.5:7401", "timeout": 5, "logLevel": "info", "logFormat": "json",
+///  "curveServerKey": "/etc/fluxbus/coordinator.pub", "curveSecretKey": "/home/me/.config/fluxbus/me.key"}
 /// ```
 /// A flag beats `FLUXBUS_COORDINATOR`, which beats the file, which beats the built-in default.
 struct CLIConfig: Decodable {
@@ -14,6 +15,8 @@ struct CLIConfig: Decodable {
     var timeout: Double?
     var logLevel: String?
     var logFormat: String?
+    var curveServerKey: String?
+    var curveSecretKey: String?
 
     static let path: String = {
         let environment = ProcessInfo.processInfo.environment

@@ -58,6 +58,15 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @Option(help: "Stores one worker may declare; a larger HELLO is refused.")
     var maxStoresPerWorker = 256
 
+    @Option(help: ArgumentHelp(
+        "Turn on CURVE with this secret key file (mode 0600, from `fluxbus keygen`); needs --authorized-keys.",
+        valueName: "file"))
+    var curveSecretKey: String?
+
+    @Option(help: ArgumentHelp(
+        "The keys admitted with CURVE, one per line: PUBLIC-KEY NAME ROLE (worker, client or admin).", valueName: "file"))
+    var authorizedKeys: String?
+
     @OptionGroup var logging: LoggingOptions
 
     func validate() throws {
@@ -66,6 +75,9 @@ struct CoordinatorCommand: AsyncParsableCommand {
         guard resendMs >= 1 else { throw ValidationError("--resend-ms must be at least 1") }
         guard queueLimit > 0, historyLimit > 0, maxWorkers > 0, maxStoresPerWorker > 0 else {
             throw ValidationError("--queue-limit, --history-limit, --max-workers and --max-stores-per-worker must be positive")
+        }
+        guard (curveSecretKey == nil) == (authorizedKeys == nil) else {
+            throw ValidationError("CURVE needs both --curve-secret-key and --authorized-keys: without a list of keys, CURVE would encrypt but admit anyone")
         }
         guard LostDependencyPolicy(rawValue: lostDependency) != nil else {
             throw ValidationError("--lost-dependency must be skip or run, not '\(lostDependency)'")
@@ -84,6 +96,10 @@ struct CoordinatorCommand: AsyncParsableCommand {
             configuration.extraPublishEndpoints = Array(publish.dropFirst())
             configuration.lostDependencyPolicy = LostDependencyPolicy(rawValue: lostDependency)!
             configuration.firstResend = .milliseconds(Int64(resendMs))
+            if let curveSecretKey, let authorizedKeys {
+                configuration.security = CoordinatorSecurity(
+                    keyPair: try CurveKeyFiles.loadSecret(curveSecretKey), authorizedKeys: try AuthorizedKeys.load(from: authorizedKeys))
+            }
             configuration.maxWorkers = maxWorkers
             configuration.maxStoresPerWorker = maxStoresPerWorker
             let coordinator = Coordinator(configuration: configuration, logger: logger)

@@ -21,13 +21,44 @@ struct ConnectionOptions: ParsableArguments {
 
     var timeout: Double { timeoutOption ?? (try? CLIConfig.load())?.timeout ?? 10 }
 
+    @OptionGroup var curve: CurveOptions
+
     func validate() throws {
         do { _ = try CLIConfig.load() } catch { throw ValidationError("\(error)") }
         guard timeout > 0 else { throw ValidationError("--timeout must be positive, got \(timeout)") }
     }
 
     func client() async throws -> BusClient {
-        try await BusClient(endpoint: resolvedEndpoint, timeout: .milliseconds(Int64(timeout * 1000)))
+        try await BusClient(endpoint: resolvedEndpoint, timeout: .milliseconds(Int64(timeout * 1000)), security: curve.security())
+    }
+}
+
+/// CURVE for a worker or client talking to a coordinator that requires it.
+struct CurveOptions: ParsableArguments {
+    @Option(help: ArgumentHelp(
+        "The coordinator's public key: 40 Z85 characters, or a .pub file (default: the config file's curveServerKey).",
+        valueName: "key-or-file"))
+    var curveServerKey: String?
+
+    @Option(help: ArgumentHelp(
+        "This peer's secret key file, mode 0600, from `fluxbus keygen` (default: the config file's curveSecretKey).",
+        valueName: "file"))
+    var curveSecretKey: String?
+
+    /// The settings, or nil for plain text.
+    /// - Throws: ``BusError`` (`usage`) when only one of the two is given, or a key does not load.
+    func security() throws -> PeerSecurity? {
+        let config = try? CLIConfig.load()
+        let server = curveServerKey ?? config?.curveServerKey
+        let secret = curveSecretKey ?? config?.curveSecretKey
+        switch (server, secret) {
+        case (nil, nil):
+            return nil
+        case (let server?, let secret?):
+            return PeerSecurity(serverPublicKey: try CurveKeyFiles.loadPublic(server), keyPair: try CurveKeyFiles.loadSecret(secret))
+        default:
+            throw BusError(code: .usage, message: "CURVE needs both --curve-server-key and --curve-secret-key")
+        }
     }
 }
 

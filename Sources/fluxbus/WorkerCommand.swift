@@ -45,6 +45,8 @@ struct WorkerCommand: AsyncParsableCommand {
         valueName: "rate"))
     var dropPublished: Double = 0
 
+    @OptionGroup var curve: CurveOptions
+
     @OptionGroup var logging: LoggingOptions
 
     func validate() throws {
@@ -62,6 +64,7 @@ struct WorkerCommand: AsyncParsableCommand {
             var configuration = WorkerConfiguration(
                 id: id, coordinator: connection.resolvedEndpoint, stores: hosted, journalPath: journal)
             configuration.dropPublishedRate = dropPublished
+            configuration.security = try curve.security()
             let worker = Worker(configuration: configuration, logger: logger)
             let group = ServiceGroup(
                 configuration: .init(services: [worker], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))

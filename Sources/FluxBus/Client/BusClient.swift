@@ -21,6 +21,7 @@ public final class BusClient: Sendable {
     private let loop: IOLoop
     private let core: IOLoopBound<ClientCore>
     private let ownedContext: ZMQContext?
+    private let security: PeerSecurity?
 
     /// Connects to a coordinator. Connecting does not wait for it: a request to a coordinator that is not there
     /// fails after its timeout with ``BusError`` `unreachable`.
@@ -28,17 +29,23 @@ public final class BusClient: Sendable {
     ///   - endpoint: the control endpoint; by default `FLUXBUS_COORDINATOR` or `tcp://127.0.0.1:7401`.
     ///   - context: a ZeroMQ context to share, as `inproc://` endpoints need.
     ///   - timeout: how long requests wait for an answer by default.
-    public init(endpoint: String? = nil, context: ZMQContext? = nil, timeout: Duration = .seconds(10)) async throws {
+    ///   - security: CURVE with the coordinator; nil for plain text.
+    public init(
+        endpoint: String? = nil, context: ZMQContext? = nil, timeout: Duration = .seconds(10), security: PeerSecurity? = nil
+    ) async throws {
         let endpoint = endpoint ?? ProcessInfo.processInfo.environment[BusDefaults.coordinatorEnvironmentVariable] ?? BusDefaults.controlEndpoint
         self.endpoint = endpoint
         self.timeout = timeout
+        self.security = security
         ownedContext = context == nil ? try ZMQContext() : nil
         loop = try IOLoop(context: context ?? ownedContext!, name: "fluxbus-client")
         do {
             core = try await loop.run { scope in
                 let dealer = try scope.socket(.dealer)
-                try dealer.connect(endpoint)
+                try security?.apply(to: dealer)
                 let core = ClientCore(dealer: dealer, scope: scope, endpoint: endpoint)
+                try HandshakeWatch.watch(dealer, in: scope, endpoint: endpoint) { core.refuseAll($0) }
+                try dealer.connect(endpoint)
                 scope.add(dealer) { _ in try core.drain() }
                 return IOLoopBound(core, scope: scope)
             }
@@ -129,8 +136,9 @@ public final class BusClient: Sendable {
         if endpoint == nil { endpoint = try await status().publishEndpoint }
         let publisher = endpoint!
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: Message.Completed.self, bufferingPolicy: .bufferingNewest(100_000))
-        let subscription = try await loop.run { scope in
+        let subscription = try await loop.run { [security] scope in
             let socket = try scope.socket(.sub)
+            try security?.apply(to: socket)
             try socket.subscribe(Codec.signature)
             try socket.connect(publisher)
             let codec = Codec()
@@ -180,6 +188,8 @@ final class ClientCore {
     private let endpoint: String
     private let codec = Codec()
     private var pending: [String: Pending] = [:]
+    /// Why the coordinator refused this client's handshake, once it has.
+    private var refusal: String?
     /// The key under which the one outstanding history request (FETCH, answered by REPLAY) waits.
     static let historyKey = "fetch"
 
@@ -196,6 +206,9 @@ final class ClientCore {
     }
 
     func send(_ message: Message, id: String, timeout: Duration, continuation: CheckedContinuation<Message, any Error>) {
+        if let refusal {
+            return continuation.resume(throwing: BusError(code: .refused, message: refusal))
+        }
         let timer = scope.schedule(after: timeout) { [unowned self] in
             guard let request = pending.removeValue(forKey: id) else { return }
             request.continuation.resume(throwing: BusError(
@@ -211,6 +224,16 @@ final class ClientCore {
             pending[id] = nil
             continuation.resume(throwing: BusError(code: .unreachable, message: "cannot send to \(endpoint): \(error)"))
         }
+    }
+
+    /// The handshake failed: every request waiting, and every later one, fails with the reason.
+    func refuseAll(_ reason: String) {
+        refusal = reason
+        for (_, request) in pending {
+            request.timer.cancel()
+            request.continuation.resume(throwing: BusError(code: .refused, message: reason))
+        }
+        pending.removeAll()
     }
 
     func drain() throws {

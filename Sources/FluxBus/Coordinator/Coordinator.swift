@@ -60,7 +60,9 @@ public final class Coordinator: Service, Sendable {
         let engine: IOLoopBound<CoordinatorEngine>
         do {
             engine = try await loop.run { scope in
+                if let security = configuration.security { try Self.serveZAP(security, in: scope, logger: logger) }
                 let router = try scope.socket(.router)
+                try configuration.security.map { try Self.secure(router, with: $0) }
                 var controlEndpoint = ""
                 try router.set(.routerMandatory, to: true)
                 try router.set(.routerHandover, to: true)
@@ -71,6 +73,7 @@ public final class Coordinator: Service, Sendable {
                 controlEndpoint = try router.lastEndpoint
                 for endpoint in configuration.extraControlEndpoints { try Self.bind(router, to: endpoint, role: "control") }
                 let publisher = try scope.socket(.pub)
+                try configuration.security.map { try Self.secure(publisher, with: $0) }
                 try publisher.set(.sendHighWaterMark, to: 100_000)
                 try Self.bind(publisher, to: configuration.publishEndpoint, role: "publish")
                 // Resolve a wildcard port before binding more: lastEndpoint reports the last bind.
@@ -92,6 +95,7 @@ public final class Coordinator: Service, Sendable {
             Endpoints(control: engine.value.routerEndpoint, publish: engine.value.advertisedPublishEndpoint)
         }
         bound.finish(.success(endpoints))
+        if configuration.security == nil { warnAboutPlainText() }
         logger.info(
             "coordinator serving",
             metadata: ["epoch": "\(epoch)", "control": "\(endpoints.control)", "publish": "\(endpoints.publish)"])
@@ -105,6 +109,41 @@ public final class Coordinator: Service, Sendable {
         }
         await loop.shutdown()
         logger.info("coordinator stopped")
+    }
+
+    /// Admits only the authorized keys, and gives each connection the name bound to its key as its user id.
+    private static func serveZAP(_ security: CoordinatorSecurity, in scope: IOLoopScope, logger: Logger) throws {
+        let keys = security.authorizedKeys
+        try scope.serveZAP { request in
+            guard request.mechanism == "CURVE", let key = request.curvePublicKey, let entry = keys.entry(forKey: key) else {
+                logger.warning("refused a connection: its key is not authorized", metadata: [
+                    "key": "\(request.curvePublicKey ?? "none (\(request.mechanism))")", "address": "\(request.address)",
+                ])
+                return .deny(request, statusText: "key not authorized")
+            }
+            return .allow(request, userID: entry.name)
+        }
+    }
+
+    /// Makes a socket a CURVE server whose peers go through the ZAP handler. Before it binds.
+    private static func secure(_ socket: ZMQSocket, with security: CoordinatorSecurity) throws {
+        try socket.set(.curveServer, to: true)
+        try socket.set(.curveSecretKey, to: security.keyPair.secretKey)
+        try socket.set(.zapDomain, to: CoordinatorSecurity.domain)
+    }
+
+    /// Plain text is a choice: say so when anything beyond this machine can connect.
+    private func warnAboutPlainText() {
+        let endpoints = [configuration.controlEndpoint, configuration.publishEndpoint]
+            + configuration.extraControlEndpoints + configuration.extraPublishEndpoints
+        for endpoint in endpoints where endpoint.hasPrefix("tcp://") {
+            let host = endpoint.dropFirst("tcp://".count).split(separator: ":").dropLast().joined(separator: ":")
+            let loopback = host.hasPrefix("127.") || host == "localhost" || host == "[::1]" || host == "::1"
+            if !loopback {
+                logger.warning("bound without CURVE: anyone who can reach it can join and dispatch; see docs/SECURITY.md",
+                               metadata: ["endpoint": "\(endpoint)"])
+            }
+        }
     }
 
     private static func bind(_ socket: ZMQSocket, to endpoint: String, role: String) throws {

@@ -9,6 +9,8 @@ public struct CoordinatorConfiguration: Sendable {
     /// More endpoints for the ROUTER and the PUB to bind, for example an `ipc://` path beside a TCP address.
     public var extraControlEndpoints: [String] = []
     public var extraPublishEndpoints: [String] = []
+    /// CURVE encryption and the keys admitted; nil for plain text.
+    public var security: CoordinatorSecurity?
     /// At most this many stores per worker, and this many workers; a HELLO beyond either is refused (code 8).
     /// They bound the work one HELLO can cause on the coordinator's thread.
     public var maxStoresPerWorker = 256

@@ -74,13 +74,15 @@ final class CoordinatorEngine {
 
     /// Handles everything waiting on the ROUTER.
     func drainRouter() throws {
-        while let frames = try router.tryReceive() {
-            handle(frames)
+        while let (frames, userID) = try router.tryReceiveWithUserID() {
+            handle(frames, userID: userID)
         }
         pump()
     }
 
-    func handle(_ frames: [[UInt8]]) {
+    /// Handles one message from the ROUTER. With CURVE, `userID` is the name the ZAP handler bound to the sender's
+    /// key; a HELLO must declare exactly that name, from a key with the worker (or admin) role.
+    func handle(_ frames: [[UInt8]], userID: String? = nil) {
         guard frames.count >= 2 else { return dropMalformed("a message with no routing id", from: nil) }
         let routingID = frames[0]
         let message: Message
@@ -100,7 +102,12 @@ final class CoordinatorEngine {
         if let workerID { membership.heard(from: workerID, at: now) }
 
         switch message {
-        case .hello(let hello): join(hello, routingID: routingID, now: now)
+        case .hello(let hello):
+            if let refusal = authorizationRefusal(for: hello, userID: userID) {
+                logger.warning("refused worker", metadata: ["worker": "\(hello.workerID)", "reason": "\(refusal)"])
+                return send(.reject(.init(code: .unauthorized, reason: refusal)), to: routingID)
+            }
+            join(hello, routingID: routingID, now: now)
         case .ready(let ready): markReady(ready, routingID: routingID)
         case .ack(let ack): receiveAck(ack, routingID: routingID)
         case .heartbeat(let heartbeat): receiveHeartbeat(heartbeat, routingID: routingID)
@@ -118,6 +125,22 @@ final class CoordinatorEngine {
         case .welcome, .reject, .action, .release, .replay, .snapshot, .result, .error, .status, .graph, .completed:
             dropMalformed("\(message.command) is never sent to a coordinator", from: routingID)
         }
+    }
+
+    /// Why a HELLO is not allowed from the key it came with, or nil when it is (or CURVE is off).
+    private func authorizationRefusal(for hello: Message.Hello, userID: String?) -> String? {
+        guard let keys = configuration.security?.authorizedKeys else { return nil }
+        guard let userID, let entry = keys.entry(named: userID) else {
+            return "this connection has no authorized key"
+        }
+        guard entry.role == .worker || entry.role == .admin else {
+            return "the key named `\(entry.name)` has the \(entry.role.rawValue) role, which may not join as a worker"
+        }
+        guard hello.workerID == entry.name else {
+            return "worker id `\(hello.workerID)` is not the name its key is bound to (`\(entry.name)`); "
+                + "a worker must use the id listed with its key in the authorized keys"
+        }
+        return nil
     }
 
     func dropMalformed(_ reason: String, from routingID: [UInt8]?) {

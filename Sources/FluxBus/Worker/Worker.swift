@@ -58,12 +58,17 @@ public final class Worker: Service, Sendable {
                 try dealer.set(.routingID, to: Array(configuration.id.utf8))
                 try dealer.set(.sendHighWaterMark, to: 100_000)
                 try dealer.set(.receiveHighWaterMark, to: 100_000)
-                try dealer.connect(configuration.coordinator)
+                try configuration.security?.apply(to: dealer)
                 let engine = WorkerEngine(
                     id: configuration.id, stores: configuration.stores.map { $0.makeStore() }, scope: scope,
                     dealer: dealer, heartbeat: configuration.heartbeatInterval, logger: logger, events: events,
                     journal: journal, onStop: { error in stopped.finish(.success(error)) })
                 engine.dropPublishedRate = configuration.dropPublishedRate
+                engine.security = configuration.security
+                try HandshakeWatch.watch(dealer, in: scope, endpoint: configuration.coordinator) { reason in
+                    engine.refuse(reason)
+                }
+                try dealer.connect(configuration.coordinator)
                 scope.add(dealer) { socket in try engine.drain(socket, fromSubscriber: false) }
                 Self.scheduleTicks(for: engine, in: scope)
                 engine.sayHello()

@@ -8,6 +8,8 @@ public struct WorkerConfiguration: Sendable {
     public var stores: [HostedStore]
     /// How often to beat until the coordinator's WELCOME says otherwise.
     public var heartbeatInterval: Duration
+    /// CURVE with the coordinator; nil for plain text.
+    public var security: PeerSecurity?
     /// Fault injection for resilience tests: the fraction of messages arriving on SUB to drop unread, as if the
     /// network had lost them. 0 (the default) drops nothing.
     public var dropPublishedRate: Double = 0

@@ -46,6 +46,8 @@ final class WorkerEngine {
     private var fetchSentAt: ContinuousClock.Instant?
     private var stopping = false
     private(set) var malformedCount = 0
+    /// CURVE for the SUB socket, like the DEALER's.
+    var security: PeerSecurity?
     /// Fault injection: see ``WorkerConfiguration/dropPublishedRate``.
     var dropPublishedRate = 0.0
     private(set) var droppedByInjection = 0
@@ -117,6 +119,7 @@ final class WorkerEngine {
         }
         let socket = try scope.socket(.sub)
         try socket.set(.receiveHighWaterMark, to: 100_000)
+        try security?.apply(to: socket)
         try socket.subscribe(Codec.signature)
         try socket.connect(endpoint)
         scope.add(socket) { [unowned self] socket in try self.drain(socket, fromSubscriber: true) }
@@ -460,6 +463,13 @@ final class WorkerEngine {
         guard phase != .stopped else { return }
         if phase != .joining { send(.goodbye(.init(reason: "shutting down"))) }
         stop(nil)
+    }
+
+    /// The handshake with the coordinator failed: this worker cannot join as configured.
+    func refuse(_ reason: String) {
+        guard phase != .stopped else { return }
+        logger.error("cannot join: \(reason)")
+        stop(BusError(code: .refused, message: reason))
     }
 
     private func stop(_ error: BusError?) {

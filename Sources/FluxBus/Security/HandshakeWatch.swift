@@ -1,0 +1,24 @@
+import ZeroMQ
+
+/// Reports a failed ZMTP handshake on a connecting socket: a CURVE key the coordinator does not admit, a wrong
+/// server key, or plain text against a CURVE coordinator. Without it such a peer would only see silence.
+enum HandshakeWatch {
+    /// Watches `socket` from the loop of `scope`; `onFailure` gets a sentence saying what failed and what to do.
+    /// Start it before the socket connects.
+    static func watch(_ socket: ZMQSocket, in scope: IOLoopScope, endpoint: String, onFailure: @escaping (String) -> Void) throws {
+        let monitor = try socket.monitor([.handshakeFailedAuth, .handshakeFailedProtocol, .handshakeFailedNoDetail])
+        scope.add(monitor.socket) { _ in
+            while let record = try monitor.tryReceive() {
+                let reason = switch record.event {
+                case .handshakeFailedAuth:
+                    "the coordinator at \(endpoint) refused this key (ZAP status \(record.value)); list its public key in the coordinator's authorized keys"
+                case .handshakeFailedProtocol:
+                    "the handshake with \(endpoint) failed (ZMTP protocol error \(record.value)): check that both sides use CURVE (--curve-server-key and --curve-secret-key) or neither"
+                default:
+                    "the handshake with \(endpoint) failed: check --curve-server-key (the coordinator's public key) and --curve-secret-key"
+                }
+                onFailure(reason)
+            }
+        }
+    }
+}
