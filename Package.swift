@@ -61,7 +61,7 @@ let package = Package(
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "FluxBusTests", dependencies: ["FluxBus", "Flux", "FluxStores"]),
         // Real processes: the built `fluxbus` binary, and a worker written in Python from docs/PROTOCOL.md.
-        .testTarget(name: "EndToEndTests", dependencies: ["FluxBus", "Flux", "FluxBusProtocol", "FluxStores"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["FluxBus", "Flux", "FluxBusProtocol", "FluxStores", "ZeroMQ"]),
         .testTarget(
             name: "FluxBusProtocolTests",
             dependencies: [

@@ -136,13 +136,19 @@ public final class Coordinator: Service, Sendable {
     private func warnAboutPlainText() {
         let endpoints = [configuration.controlEndpoint, configuration.publishEndpoint]
             + configuration.extraControlEndpoints + configuration.extraPublishEndpoints
-        for endpoint in endpoints where endpoint.hasPrefix("tcp://") {
-            let host = endpoint.dropFirst("tcp://".count).split(separator: ":").dropLast().joined(separator: ":")
-            let loopback = host.hasPrefix("127.") || host == "localhost" || host == "[::1]" || host == "::1"
-            if !loopback {
-                logger.warning("bound without CURVE: anyone who can reach it can join and dispatch; see docs/SECURITY.md",
-                               metadata: ["endpoint": "\(endpoint)"])
-            }
+        for endpoint in Self.reachableBeyondLoopback(endpoints) {
+            logger.warning("bound without CURVE: anyone who can reach it can join and dispatch; see docs/SECURITY.md",
+                           metadata: ["endpoint": "\(endpoint)"])
+        }
+    }
+
+    /// The TCP endpoints that other machines may reach: every host but the loopback ones.
+    static func reachableBeyondLoopback(_ endpoints: [String]) -> [String] {
+        endpoints.filter { endpoint in
+            guard endpoint.hasPrefix("tcp://") else { return false }
+            let address = endpoint.dropFirst("tcp://".count)
+            let host = address.lastIndex(of: ":").map { address[..<$0] } ?? address
+            return !(host.hasPrefix("127.") || host == "localhost" || host == "[::1]" || host == "::1")
         }
     }
 
