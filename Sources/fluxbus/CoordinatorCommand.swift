@@ -52,6 +52,15 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @Option(help: "Completed dispatches kept in memory for workers that catch up.")
     var historyLimit = BusDefaults.historyLimit
 
+    @Option(help: "The largest action payload accepted, in bytes; a larger dispatch is refused.")
+    var maxPayloadBytes = 1 << 20
+
+    @Option(help: "The largest message accepted from any peer, in bytes (ZMQ_MAXMSGSIZE); a peer sending more is disconnected.")
+    var maxMessageBytes = 16 << 20
+
+    @Option(help: "Malformed messages one peer may send per second before it is quarantined for 60 s.")
+    var maxMalformedPerSecond = 100
+
     @Option(help: "Workers the coordinator accepts; a HELLO beyond is refused.")
     var maxWorkers = 1_024
 
@@ -73,8 +82,10 @@ struct CoordinatorCommand: AsyncParsableCommand {
         guard ackTimeout > 0 else { throw ValidationError("--ack-timeout must be positive") }
         guard heartbeatMs >= 10 else { throw ValidationError("--heartbeat-ms must be at least 10") }
         guard resendMs >= 1 else { throw ValidationError("--resend-ms must be at least 1") }
-        guard queueLimit > 0, historyLimit > 0, maxWorkers > 0, maxStoresPerWorker > 0 else {
-            throw ValidationError("--queue-limit, --history-limit, --max-workers and --max-stores-per-worker must be positive")
+        guard queueLimit > 0, historyLimit > 0, maxWorkers > 0, maxStoresPerWorker > 0, maxPayloadBytes > 0,
+            maxMessageBytes > 0, maxMalformedPerSecond > 0
+        else {
+            throw ValidationError("the queue, history and --max-… limits must be positive")
         }
         guard (curveSecretKey == nil) == (authorizedKeys == nil) else {
             throw ValidationError("CURVE needs both --curve-secret-key and --authorized-keys: without a list of keys, CURVE would encrypt but admit anyone")
@@ -100,6 +111,9 @@ struct CoordinatorCommand: AsyncParsableCommand {
                 configuration.security = CoordinatorSecurity(
                     keyPair: try CurveKeyFiles.loadSecret(curveSecretKey), authorizedKeys: try AuthorizedKeys.load(from: authorizedKeys))
             }
+            configuration.maxPayloadBytes = maxPayloadBytes
+            configuration.maxMessageBytes = maxMessageBytes
+            configuration.maxMalformedPerSecond = maxMalformedPerSecond
             configuration.maxWorkers = maxWorkers
             configuration.maxStoresPerWorker = maxStoresPerWorker
             let coordinator = Coordinator(configuration: configuration, logger: logger)

@@ -2,6 +2,7 @@ import Flux
 import FluxBusProtocol
 import FluxStores
 import Testing
+import ZeroMQ
 
 @testable import FluxBus
 
@@ -26,6 +27,41 @@ struct LimitTests {
         let second = await #expect(throws: BusError.self) { try await secondTask.value }
         #expect(second?.message.contains("its limit") == true)
         #expect(try await client.status().workers.map(\.id) == ["first"])
+        await client.close()
+        await bus.stop()
+    }
+
+    @Test func aPayloadOverTheLimitIsRefusedWithTheLimitNamed() async throws {
+        let bus = try await TestBus { $0.maxPayloadBytes = 100 }
+        let client = try await bus.client()
+        let error = await #expect(throws: BusError.self) {
+            try await client.dispatch("kv.set", json: #"{"key":"k","value":"\#(String(repeating: "x", count: 200))"}"#)
+        }
+        #expect(error?.remoteCode == .invalidRequest)
+        #expect(error?.message.contains("over this coordinator's limit of 100 bytes (--max-payload-bytes)") == true)
+        #expect(try await client.dispatch("kv.set", json: #"{"key":"k","value":1}"#).sequence == 1)
+        await client.close()
+        await bus.stop()
+    }
+
+    /// A peer that floods the ROUTER with garbage is quarantined: even its valid requests go unanswered, while
+    /// everyone else is served.
+    @Test func aPeerSendingTooManyMalformedMessagesIsQuarantined() async throws {
+        let bus = try await TestBus { $0.maxMalformedPerSecond = 50 }
+        let client = try await bus.client()
+        let (context, endpoint) = (bus.context, bus.control)
+        let answered = try await onDedicatedThread { () -> Bool in
+            let noisy = try ZMQSocket(.dealer, context: context)
+            defer { noisy.close() }
+            try noisy.set(.linger, to: .zero)
+            try noisy.set(.routingID, to: Array("noisy".utf8))
+            try noisy.connect(endpoint)
+            for index in 0..<300 { _ = try noisy.send([Array("garbage \(index)".utf8)]) }
+            _ = try noisy.send(Codec().encode(.statusRequest(.init(requestID: "after"))))
+            return try noisy.receive(timeout: .seconds(1)) != nil
+        }
+        #expect(!answered, "a quarantined peer was answered")
+        #expect(try await client.status().requestID.isEmpty == false)
         await client.close()
         await bus.stop()
     }

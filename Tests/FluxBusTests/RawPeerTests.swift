@@ -7,15 +7,6 @@ import ZeroMQ
 
 @testable import FluxBus
 
-/// Runs blocking ZeroMQ calls on a thread of their own, never on the cooperative pool.
-private func onDedicatedThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        let thread = Thread { continuation.resume(with: Result { try body() }) }
-        thread.name = "bus-test-peer"
-        thread.start()
-    }
-}
-
 @Suite("Raw peers: what the coordinator answers to hand-made messages", .timeLimit(.minutes(1)))
 struct RawPeerTests {
     /// Sends one message from a DEALER with the given routing id (or none) and returns the first answer.

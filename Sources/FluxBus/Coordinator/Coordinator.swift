@@ -68,7 +68,7 @@ public final class Coordinator: Service, Sendable {
                 try router.set(.routerHandover, to: true)
                 try router.set(.sendHighWaterMark, to: 100_000)
                 try router.set(.receiveHighWaterMark, to: 100_000)
-                try router.set(.maxMessageSize, to: configuration.limits.maxFrameBytes * 2)
+                try router.set(.maxMessageSize, to: configuration.maxMessageBytes)
                 try Self.bind(router, to: configuration.controlEndpoint, role: "control")
                 controlEndpoint = try router.lastEndpoint
                 for endpoint in configuration.extraControlEndpoints { try Self.bind(router, to: endpoint, role: "control") }
@@ -107,8 +107,15 @@ public final class Coordinator: Service, Sendable {
         while ContinuousClock.now < drainDeadline, !((try? await loop.run { _ in engine.value.isIdle }) ?? true) {
             try? await Task.sleep(for: .milliseconds(20))
         }
+        let counts = try? await loop.run { _ in
+            let engine = engine.value
+            return [
+                "malformed": engine.malformedCount, "refused": engine.refusedCount, "strangers": engine.strangerCount,
+                "quarantined": engine.quarantinedPeers,
+            ]
+        }
         await loop.shutdown()
-        logger.info("coordinator stopped")
+        logger.info("coordinator stopped", metadata: (counts ?? [:]).mapValues { "\($0)" })
     }
 
     /// Admits only the authorized keys, and gives each connection the name bound to its key as its user id.

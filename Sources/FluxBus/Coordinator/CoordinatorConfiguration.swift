@@ -9,6 +9,14 @@ public struct CoordinatorConfiguration: Sendable {
     /// More endpoints for the ROUTER and the PUB to bind, for example an `ipc://` path beside a TCP address.
     public var extraControlEndpoints: [String] = []
     public var extraPublishEndpoints: [String] = []
+    /// The largest action payload accepted; a larger DISPATCH is refused with a clear error.
+    public var maxPayloadBytes = 1 << 20
+    /// The largest message libzmq accepts from a peer (`ZMQ_MAXMSGSIZE`); a peer that sends more is disconnected.
+    public var maxMessageBytes = 16 << 20
+    /// Malformed messages one peer may send per second; past that it is quarantined: everything it sends is dropped
+    /// unread (and counted) for `quarantine`.
+    public var maxMalformedPerSecond = 100
+    public var quarantine: Duration = .seconds(60)
     /// CURVE encryption and the keys admitted; nil for plain text.
     public var security: CoordinatorSecurity?
     /// At most this many stores per worker, and this many workers; a HELLO beyond either is refused (code 8).

@@ -39,7 +39,7 @@ extension CoordinatorEngine {
 
     func receiveAck(_ ack: Message.Ack, routingID: [UInt8]) {
         guard let workerID = workerID(for: routingID) else {
-            return send(.goodbye(.init(reason: "unknown worker: send HELLO first")), to: routingID)
+            return sendStrangerGoodbye("unknown worker: send HELLO first", to: routingID)
         }
         for result in ack.results {
             membership.recordDigest(result.digest, store: result.store, sequence: ack.sequence, worker: workerID)

@@ -44,9 +44,20 @@ final class CoordinatorEngine {
     private var nextQueryNumber = 0
     private var lastPublishAt = ContinuousClock.now
     private(set) var isShuttingDown = false
-    /// Messages that failed to decode or made no sense from their sender: counted, logged, dropped.
+    /// Messages that failed to decode or made no sense from their sender (or came from a quarantined peer):
+    /// counted, logged, dropped.
     private(set) var malformedCount = 0
+    /// HELLOs refused, for any reason.
+    private(set) var refusedCount = 0
+    /// Messages from peers that are not members, answered with GOODBYE.
+    private(set) var strangerCount = 0
     private var malformedLoggedAt: ContinuousClock.Instant?
+    /// Peers that sent too many malformed messages, until when everything they send is dropped unread.
+    private var quarantinedUntil: [[UInt8]: ContinuousClock.Instant] = [:]
+    /// Malformed messages per peer in the current one-second window.
+    private var malformedThisSecond: [[UInt8]: Int] = [:]
+    private var malformedWindowStart = ContinuousClock.now
+    private(set) var quarantinedPeers = 0
     /// When each peer last got a version-mismatch REJECT, so two mismatched peers cannot flood each other.
     private var versionRejects: [[UInt8]: ContinuousClock.Instant] = [:]
 
@@ -85,6 +96,13 @@ final class CoordinatorEngine {
     func handle(_ frames: [[UInt8]], userID: String? = nil) {
         guard frames.count >= 2 else { return dropMalformed("a message with no routing id", from: nil) }
         let routingID = frames[0]
+        if let until = quarantinedUntil[routingID] {
+            if ContinuousClock.now < until {
+                malformedCount += 1
+                return
+            }
+            quarantinedUntil[routingID] = nil
+        }
         let message: Message
         do {
             message = try codec.decode(Array(frames.dropFirst()))
@@ -104,8 +122,7 @@ final class CoordinatorEngine {
         switch message {
         case .hello(let hello):
             if let refusal = authorizationRefusal(for: hello, userID: userID) {
-                logger.warning("refused worker", metadata: ["worker": "\(hello.workerID)", "reason": "\(refusal)"])
-                return send(.reject(.init(code: .unauthorized, reason: refusal)), to: routingID)
+                return refuse(hello, code: .unauthorized, reason: refusal, to: routingID)
             }
             join(hello, routingID: routingID, now: now)
         case .ready(let ready): markReady(ready, routingID: routingID)
@@ -146,6 +163,7 @@ final class CoordinatorEngine {
     func dropMalformed(_ reason: String, from routingID: [UInt8]?) {
         malformedCount += 1
         let now = ContinuousClock.now
+        if let routingID { countAgainst(routingID, at: now) }
         // At most one line per second, with the running count, so a flood cannot flood the log.
         if malformedLoggedAt.map({ now - $0 >= .seconds(1) }) ?? true {
             malformedLoggedAt = now
@@ -156,6 +174,24 @@ final class CoordinatorEngine {
                     "malformedTotal": "\(malformedCount)",
                 ])
         }
+    }
+
+    /// Counts a malformed message against its sender, and quarantines a sender past the rate.
+    private func countAgainst(_ routingID: [UInt8], at now: ContinuousClock.Instant) {
+        if now - malformedWindowStart >= .seconds(1) {
+            malformedThisSecond.removeAll(keepingCapacity: true)
+            malformedWindowStart = now
+        }
+        malformedThisSecond[routingID, default: 0] += 1
+        guard malformedThisSecond[routingID]! > configuration.maxMalformedPerSecond else { return }
+        quarantinedUntil[routingID] = now.advanced(by: configuration.quarantine)
+        malformedThisSecond[routingID] = nil
+        quarantinedPeers += 1
+        logger.warning("quarantined a peer: too many malformed messages; everything it sends is dropped unread", metadata: [
+            "peer": "\(Self.describe(routingID))", "limitPerSecond": "\(configuration.maxMalformedPerSecond)",
+            "seconds": "\(configuration.quarantine.components.seconds)",
+        ])
+        if let workerID = workerByRoutingID[routingID] { markLost(workerID, reason: "quarantined for malformed messages") }
     }
 
     // MARK: - Output
@@ -196,18 +232,18 @@ final class CoordinatorEngine {
 
     private func join(_ hello: Message.Hello, routingID: [UInt8], now: ContinuousClock.Instant) {
         guard Array(hello.workerID.utf8) == routingID else {
-            return send(.reject(.init(code: .invalidDeclaration, reason:
+            return refuse(hello, code: .invalidDeclaration, reason:
                 "worker id `\(hello.workerID)` differs from the connection's routing id `\(Self.describe(routingID))`; "
-                + "set ZMQ_ROUTING_ID to the worker id before connecting")), to: routingID)
+                + "set ZMQ_ROUTING_ID to the worker id before connecting", to: routingID)
         }
         guard hello.stores.count <= configuration.maxStoresPerWorker else {
-            return send(.reject(.init(code: .tooMany, reason:
+            return refuse(hello, code: .tooMany, reason:
                 "worker `\(hello.workerID)` declares \(hello.stores.count) stores; this coordinator accepts at most "
-                + "\(configuration.maxStoresPerWorker) per worker")), to: routingID)
+                + "\(configuration.maxStoresPerWorker) per worker", to: routingID)
         }
         guard membership.workers[hello.workerID] != nil || membership.workers.count < configuration.maxWorkers else {
-            return send(.reject(.init(code: .tooMany, reason:
-                "this coordinator already has \(membership.workers.count) workers, its limit")), to: routingID)
+            return refuse(hello, code: .tooMany, reason:
+                "this coordinator already has \(membership.workers.count) workers, its limit", to: routingID)
         }
         do {
             // A new instance under a known id is a restarted worker: it takes over from the old one.
@@ -219,9 +255,7 @@ final class CoordinatorEngine {
             }
             try membership.join(hello, routingID: routingID, now: now)
         } catch {
-            logger.warning("refused worker", metadata: ["worker": "\(hello.workerID)", "reason": "\(error.reason)"])
-            send(.reject(.init(code: error.code, reason: error.reason)), to: routingID)
-            return
+            return refuse(hello, code: error.code, reason: error.reason, to: routingID)
         }
         workerByRoutingID[routingID] = hello.workerID
         logger.info(
@@ -241,9 +275,21 @@ final class CoordinatorEngine {
             deadlineMillis: UInt32(deadline.milliseconds))), to: routingID)
     }
 
+    private func refuse(_ hello: Message.Hello, code: Message.Reject.Code, reason: String, to routingID: [UInt8]) {
+        refusedCount += 1
+        logger.warning("refused worker", metadata: ["worker": "\(hello.workerID)", "code": "\(code)", "reason": "\(reason)"])
+        send(.reject(.init(code: code, reason: reason)), to: routingID)
+    }
+
+    /// Tells a peer that is not a member to join first.
+    func sendStrangerGoodbye(_ reason: String, to routingID: [UInt8]) {
+        strangerCount += 1
+        send(.goodbye(.init(reason: reason)), to: routingID)
+    }
+
     private func markReady(_ ready: Message.Ready, routingID: [UInt8]) {
         guard let workerID = workerByRoutingID[routingID], let worker = membership.workers[workerID] else {
-            return send(.goodbye(.init(reason: "unknown worker: send HELLO first")), to: routingID)
+            return sendStrangerGoodbye("unknown worker: send HELLO first", to: routingID)
         }
         guard ready.epoch == epoch, worker.state == .catchingUp else { return }
         membership.recordApplied(ready.lastApplied, by: workerID)
@@ -259,7 +305,7 @@ final class CoordinatorEngine {
             worker.state == .live || worker.state == .catchingUp, heartbeat.epoch == epoch
         else {
             // A worker we do not know (or have written off) is still talking: tell it to join again.
-            return send(.goodbye(.init(reason: "not a member of epoch \(epoch): send HELLO to join")), to: routingID)
+            return sendStrangerGoodbye("not a member of epoch \(epoch): send HELLO to join", to: routingID)
         }
         membership.recordApplied(heartbeat.sequence, by: workerID)
     }
@@ -327,6 +373,10 @@ final class CoordinatorEngine {
         guard !dispatch.actionType.isEmpty, dispatch.actionType.utf8.count <= 256 else {
             return refuse(.invalidRequest, "the action type must be 1 to 256 bytes")
         }
+        guard dispatch.payload.count <= configuration.maxPayloadBytes else {
+            return refuse(.invalidRequest, "the payload of \(dispatch.payload.count) bytes is over this coordinator's limit of "
+                + "\(configuration.maxPayloadBytes) bytes (--max-payload-bytes); send less, or raise the limit")
+        }
         if !dispatch.requestID.isEmpty {
             if let result = recentResults[dispatch.requestID] {
                 return send(.result(result), to: routingID)
@@ -390,7 +440,7 @@ final class CoordinatorEngine {
         fetch.from = max(fetch.from, 1)  // sequences start at 1
         guard fetch.from <= fetch.to else { return dropMalformed("FETCH with from > to", from: routingID) }
         guard fetch.epoch == 0 || fetch.epoch == epoch else {
-            return send(.goodbye(.init(reason: "epoch \(fetch.epoch) is over; this is epoch \(epoch): send HELLO to join")), to: routingID)
+            return sendStrangerGoodbye("epoch \(fetch.epoch) is over; this is epoch \(epoch): send HELLO to join", to: routingID)
         }
         // Always answered: an empty REPLAY says nothing in the range has completed yet.
         var entries: [ReplayEntry] = []
