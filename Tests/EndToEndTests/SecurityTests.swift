@@ -1,5 +1,6 @@
 import Foundation
 import FluxBus
+import FluxBusProtocol
 import Testing
 import ZeroMQ
 
@@ -112,5 +113,24 @@ struct SecurityTests {
             "tcp://127.0.0.1:7401", "tcp://localhost:7400", "ipc:///tmp/x", "inproc://y", "tcp://[::1]:7402",
             "tcp://10.1.2.3:7401", "tcp://0.0.0.0:7400", "tcp://bus.example:7401",
         ]) == ["tcp://10.1.2.3:7401", "tcp://0.0.0.0:7400", "tcp://bus.example:7401"])
+    }
+
+    /// ZMQ_MAXMSGSIZE: a peer sending a message over the bound is disconnected by libzmq before the coordinator
+    /// sees a byte of it, and the bus goes on serving everyone else.
+    @Test func aMessageOverTheTransportBoundIsNeverDelivered() async throws {
+        let cluster = try Cluster()
+        try cluster.startCoordinator(["--max-message-bytes", "4096", "--max-payload-bytes", "1000000"])
+        try cluster.startWorker("w1", stores: ["kv=kv"])
+        let client = try await cluster.client()
+        try await cluster.waitUntilLive(1, client: client)
+        let big = try CommandLineTests.fluxbus([
+            "dispatch", "kv.set", #"{"key":"k","value":"\#(String(repeating: "x", count: 10_000))"}"#,
+            "--coordinator", cluster.control, "--timeout", "1",
+        ])
+        #expect(big.status == 3, "\(big.output)\(big.error)")
+        #expect(try await client.dispatch("kv.set", json: #"{"key":"k","value":1}"#).succeeded)
+        #expect(String(decoding: try await client.state(of: "kv").state, as: UTF8.self) == #"{"k":1}"#)
+        await client.close()
+        await cluster.stop()
     }
 }
