@@ -3,7 +3,7 @@ import FluxBus
 import FluxBusProtocol
 import Testing
 
-@Suite("Counting on three replicas", .timeLimit(.minutes(3)))
+@Suite("Counting on three replicas", .timeLimit(.minutes(1)))
 struct CountingTests {
     /// Three worker processes each host `counter`; four concurrent clients send 10,000 `counter.add`. Nothing is
     /// lost or applied twice: every replica ends at exactly 10,000, with equal digests.

@@ -8,7 +8,7 @@ import Testing
 /// The bus under real faults: SIGKILL, SIGSTOP, messages lost on the way to a subscriber, and a failing handler.
 /// Three `counter` replicas make loss or double application visible: each must end at exactly the total, which its
 /// digest proves without asking it.
-@Suite("Faults injected for real", .timeLimit(.minutes(3)))
+@Suite("Faults injected for real", .timeLimit(.minutes(1)))
 struct FaultTests {
     static let fastCoordinator = ["--ack-timeout", "1", "--resend-ms", "20"]
 

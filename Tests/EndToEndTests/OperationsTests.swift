@@ -4,7 +4,7 @@ import FluxBusProtocol
 import Testing
 
 /// Service nodes under real signals, and the operator's commands: tail, batch dispatch, wait-ready.
-@Suite("Operating the bus", .timeLimit(.minutes(2)))
+@Suite("Operating the bus", .timeLimit(.minutes(1)))
 struct OperationsTests {
     @Test func aWorkerStoppedWithSIGTERMFinishesSaysGoodbyeAndIsMarkedGone() async throws {
         let cluster = try Cluster()

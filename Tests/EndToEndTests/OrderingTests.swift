@@ -23,7 +23,7 @@ struct JournalEntry {
     }
 }
 
-@Suite("Ordering across worker processes", .timeLimit(.minutes(2)))
+@Suite("Ordering across worker processes", .timeLimit(.minutes(1)))
 struct OrderingTests {
     /// country → city → price on three processes: every dispatch sees country, then city, then price, and no
     /// dispatch reaches any store before the previous one is complete. Each worker journals what it applied, with

@@ -74,7 +74,7 @@ struct TwoHosts {
     }
 }
 
-@Suite("A partitioned worker", .timeLimit(.minutes(2)))
+@Suite("A partitioned worker", .timeLimit(.minutes(1)))
 struct PartitionTests {
     /// The coordinator and two replicas on one host, a third replica on another, over TCP across a veth pair. The
     /// link is cut for longer than the deadline: the bus goes on without the far replica, which is marked lost.
