@@ -5,17 +5,21 @@ PYTHON ?= python3
 # pyzmq's wheels bundle their own libzmq; pinned so that every machine runs the same.
 PYZMQ := 27.3.0
 
-.PHONY: deps test demo build release bench clean
+.PHONY: deps deps-system deps-python test demo build release bench clean
 
 # Install what a fresh Debian machine with Swift lacks: libzmq (and pkg-config to find it), and a virtual
 # environment .venv with pyzmq for the end-to-end tests' foreign worker.
-deps:
+deps: deps-system deps-python
+
+deps-system:
 	@if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists libzmq; then \
 		echo "==> installing libzmq3-dev and pkg-config with apt"; \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 		$$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libzmq3-dev pkg-config; \
 	fi
 	@pkg-config --modversion libzmq | sed 's/^/==> libzmq /'
+
+deps-python:
 	@if ! $(VENV)/bin/python -c 'import zmq' >/dev/null 2>&1; then \
 		echo "==> creating $(VENV) with pyzmq $(PYZMQ) (for the Python worker in Tests/ForeignWorker)"; \
 		rm -rf $(VENV) && $(PYTHON) -m venv $(VENV) && \
@@ -23,10 +27,10 @@ deps:
 	fi
 	@$(VENV)/bin/python -c 'import zmq; print("==> pyzmq", zmq.__version__, "in $(VENV)")'
 
-build: deps
+build: deps-system
 	$(SWIFT) build
 
-release: deps
+release: deps-system
 	$(SWIFT) build -c release
 
 # The whole test suite, one test at a time: CPU-bound tests (the fuzzer) would otherwise starve the two threads
@@ -35,11 +39,11 @@ test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --no-parallel
 
-demo: deps
+demo: deps-system
 	$(SWIFT) run -c release fluxbus demo
 
 # In-process benchmarks (see docs/BENCHMARKS.md).
-bench: deps
+bench: deps-system
 	$(SWIFT) run -c release fluxbus bench
 
 clean:
