@@ -91,8 +91,8 @@ final class WorkerEngine {
             return stop(BusError(
                 code: .refused,
                 message: "the coordinator's history ends at #\(welcome.sequence) but this worker applied #\(lastApplied): "
-                    + "the coordinator lost its log. Restart this worker with empty state (and give the coordinator a "
-                    + "data directory so that its history survives restarts)"))
+                    + "the coordinator restarted without that history (it keeps it in memory). Restart this worker, "
+                    + "and its replicas, with empty state"))
         }
         if epoch != 0, epoch != welcome.epoch {
             logger.notice("coordinator restarted; rejoined under a new epoch", metadata: ["epoch": "\(welcome.epoch)"])
