@@ -136,11 +136,3 @@ public enum InProcessBenchmarks {
         var total = 0
     }
 }
-
-extension Duration {
-    /// The duration in nanoseconds, as a floating-point number.
-    var nanoseconds: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) * 1e9 + Double(attoseconds) / 1e9
-    }
-}

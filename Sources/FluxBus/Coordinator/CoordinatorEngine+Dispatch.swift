@@ -115,7 +115,7 @@ extension CoordinatorEngine {
         lastCompleted = flight.sequence
         inFlight = nil
 
-        let micros = UInt64(max(0, elapsed.nanosecondsApproximately / 1000))
+        let micros = UInt64(max(0, elapsed.microseconds))
         for requester in flight.requesters {
             let result = Message.Result(
                 requestID: requester.requestID, epoch: epoch, sequence: flight.sequence, elapsedMicros: micros, outcomes: outcomes)
@@ -221,15 +221,6 @@ extension CoordinatorEngine {
                     handlesAll: store.declaration.handlesAll, handles: store.declaration.handles,
                     replicas: UInt16(clamping: membership.liveReplicas(of: store.declaration.name).count))
             })
-    }
-}
-
-extension Duration {
-    /// Nanoseconds, saturating for durations beyond ±292 years.
-    var nanosecondsApproximately: Int64 {
-        let (seconds, attoseconds) = components
-        let (product, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        return overflow ? (seconds < 0 ? .min : .max) : product &+ attoseconds / 1_000_000_000
     }
 }
 

@@ -472,11 +472,3 @@ final class CoordinatorEngine {
     /// Whether nothing is in flight or queued.
     var isIdle: Bool { inFlight == nil && queue.isEmpty }
 }
-
-extension Duration {
-    /// Whole milliseconds, rounded down.
-    var milliseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
-    }
-}
