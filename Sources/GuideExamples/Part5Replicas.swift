@@ -46,6 +46,9 @@ public struct ReplicasExample: Sendable {
     public var checkoutSequence: UInt64
     public var divergedAt: [String: UInt64]
     public var lateReplicaSequence: UInt64
+    /// shop-c's replicas' digests in `status` right after it became live, before any live dispatch.
+    public var lateDigestsBeforeLiveDispatch: [UInt64]
+    public var statusText: String
     public var finalReplicas: [String: [String]]
     public var finalDigests: [String: Set<UInt64>]
     public var stateDigestMatches: Bool
@@ -93,19 +96,23 @@ public func replicasExample(logger: Logger) async throws -> ReplicasExample {
     // diverged == ["inventory": 0, "cart": 0, "receipts": 0, "receipts-random": 3]
     // `fluxbus status` prints "DIVERGED at #3" beside receipts-random
     // guide:end replicas-status
+    let statusText = StatusView.text(status)
 
-    // guide:begin replicas-late
+    // guide:begin replicas-late-join
     let late = shop("shop-c", shopStores)
     let lateTask = Task { try await late.run() }
     try await waitUntilLive(["shop-c"], client: client)   // it replayed #1 to #3 from the coordinator first
     let lateSequence = try await client.status().workers.first { $0.id == "shop-c" }!.lastApplied   // 3
+    // guide:end replicas-late-join
+    let digestsBeforeLive = try await client.status().stores.flatMap(\.replicas).filter { $0.worker == "shop-c" }.map(\.digest)
+    // guide:begin replicas-late-dispatch
     _ = try await client.dispatch(Action(Shop.addToCart, .init(sku: "apple", quantity: 1)))
     _ = try await client.dispatch(Action(Shop.checkout))
     let replicas = try await client.status().stores.filter { $0.name != RandomReceiptStore.name }
     // inventory, cart and receipts: 3 replicas each, with one digest between them
     let receipts = try await client.state(of: ReceiptStore.name)
     // receipts.state is the JSON ["R-3","R-5"], and StateDigest.fnv1a64(receipts.state) == receipts.digest
-    // guide:end replicas-late
+    // guide:end replicas-late-dispatch
 
     let finalReplicas = Dictionary(uniqueKeysWithValues: replicas.map { store in
         (store.name, store.replicas.map { "\($0.worker)@\($0.lastApplied)" }.sorted())
@@ -126,6 +133,6 @@ public func replicasExample(logger: Logger) async throws -> ReplicasExample {
         checkoutOutcomes: checkout.outcomes.map { "\($0.store)@\($0.worker) \($0.status)" },
         checkoutStores: checkout.stores.map { "\($0.name) \($0.replicas)" },
         checkoutDigests: digests, checkoutSequence: checkout.sequence, divergedAt: diverged,
-        lateReplicaSequence: lateSequence, finalReplicas: finalReplicas, finalDigests: finalDigests,
+        lateReplicaSequence: lateSequence, lateDigestsBeforeLiveDispatch: digestsBeforeLive, statusText: statusText, finalReplicas: finalReplicas, finalDigests: finalDigests,
         stateDigestMatches: StateDigest.fnv1a64(receipts.state) == receipts.digest, receipts: receiptList)
 }

@@ -75,6 +75,8 @@ struct BusGuideTests {
         #expect(example.checkoutDigests["receipts-random"]?.count == 2)
         #expect(example.divergedAt == ["inventory": 0, "cart": 0, "receipts": 0, "receipts-random": 3])
         #expect(example.lateReplicaSequence == 3)
+        #expect(example.lateDigestsBeforeLiveDispatch == [0, 0, 0], "a replica that only replayed has reported no digest yet")
+        #expect(example.statusText.contains("DIVERGED at #3"), "\(example.statusText)")
         #expect(example.finalReplicas == [
             "inventory": ["shop-a@4", "shop-b@4", "shop-c@4"],
             "cart": ["shop-a@5", "shop-b@5", "shop-c@5"],
