@@ -174,8 +174,8 @@ public func hubExample() throws -> HubExample {
     let afterwards = hub.observerCount(for: CartStore.self)  // 0, and nobody had to unregister
     // guide:end hub-observe
 
-    let watcher = CartBadge(hub: hub)
     // guide:begin hub-failure
+    let watcher = CartBadge(hub: hub)   // a new badge, to watch what follows
     let failed = try hub.dispatch(Action(Shop.addToCart, .init(sku: "pear", quantity: 3)))
     // failed.succeeded == false; failed.description ==
     // "#5 cart.add: inventory failed (only 1 of pear in stock),

@@ -19,7 +19,11 @@ public enum Fulfilment {
         /// A country code.
         public var destination: String
         public init(id: String, sku: String, quantity: Int, unitPrice: Int, destination: String) {
-            (self.id, self.sku, self.quantity, self.unitPrice, self.destination) = (id, sku, quantity, unitPrice, destination)
+            self.id = id
+            self.sku = sku
+            self.quantity = quantity
+            self.unitPrice = unitPrice
+            self.destination = destination
         }
     }
 
@@ -46,10 +50,10 @@ public final class WarehouseStore: Store {
     public static let handlers = Handlers<WarehouseStore>()
         .on(Fulfilment.place) { store, action, _ in
             let order = action.payload
-            let candidates = store.state.stock.keys.sorted()
-            guard let warehouse = candidates.first(where: { store.state.stock[$0]![order.sku, default: 0] >= order.quantity })
+            let stock = store.state.stock
+            guard let warehouse = stock.keys.sorted().first(where: { (stock[$0]?[order.sku] ?? 0) >= order.quantity })
             else { throw ActionError("no warehouse has \(order.quantity) of \(order.sku)") }
-            store.state.stock[warehouse]![order.sku]! -= order.quantity
+            store.state.stock[warehouse, default: [:]][order.sku, default: 0] -= order.quantity
             store.state.lastAllocation = Allocation(order: order.id, warehouse: warehouse, quantity: order.quantity)
         }
 
