@@ -57,11 +57,42 @@ let package = Package(
             ]
         ),
 
+        // docs/GUIDE.md's examples, one file per part of the guide. GuideExamplesTests runs every example and holds
+        // each snippet in the guide to its region here (`// guide:begin NAME` … `// guide:end NAME`).
+        .target(
+            name: "GuideExamples",
+            dependencies: [
+                "Flux", "FluxBus", "FluxBusProtocol", "ZeroMQ",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // The guide's worker executable: the shop's stores on a worker process of their own.
+        // guide:begin package-worker-target
+        .executableTarget(
+            name: "guide-worker",
+            dependencies: [
+                "FluxBus", "GuideExamples",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // guide:end package-worker-target
+
         .testTarget(name: "FluxTests", dependencies: ["Flux", "FluxStores"]),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "FluxBusTests", dependencies: ["FluxBus", "Flux", "FluxStores"]),
         // Real processes: the built `fluxbus` binary, and a worker written in Python from docs/PROTOCOL.md.
         .testTarget(name: "EndToEndTests", dependencies: ["FluxBus", "Flux", "FluxBusProtocol", "FluxStores", "ZeroMQ"]),
+        .testTarget(
+            name: "GuideExamplesTests",
+            dependencies: [
+                "GuideExamples", "Flux", "FluxBus", "FluxBusProtocol", "ZeroMQ",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         .testTarget(
             name: "FluxBusProtocolTests",
             dependencies: [

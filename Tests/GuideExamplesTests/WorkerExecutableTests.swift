@@ -1,0 +1,74 @@
+import Flux
+import FluxBus
+import FluxBusProtocol
+import Foundation
+import GuideExamples
+import Logging
+import ServiceLifecycle
+import Testing
+
+/// Part 3's worker executable, as a process of its own: the `guide-worker` that `swift build` put beside this test
+/// bundle joins an in-process coordinator over `ipc://`, serves dispatches, and exits 0 on SIGTERM.
+@Suite("Guide, part 3: the worker executable", .timeLimit(.minutes(1)))
+struct WorkerExecutableTests {
+    static let binary: URL = {
+        let bundleDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for candidate in [bundleDirectory, bundleDirectory.deletingLastPathComponent()] {
+            let url = candidate.appendingPathComponent("guide-worker")
+            if FileManager.default.isExecutableFile(atPath: url.path) { return url }
+        }
+        return GuideSnippetTests.root.appendingPathComponent(".build/debug/guide-worker")
+    }()
+
+    @Test func theGuideWorkerHostsTheShopStoresInAnotherProcess() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("guide-worker-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let control = "ipc://\(directory.path)/control"
+        let coordinator = Coordinator(
+            configuration: .init(controlEndpoint: control, publishEndpoint: "ipc://\(directory.path)/publish"),
+            logger: BusGuideTests.logger())
+        let group = ServiceGroup(services: [coordinator], logger: BusGuideTests.logger())
+        let running = Task { try await group.run() }
+        _ = try await coordinator.endpoints
+
+        let process = Process()
+        process.executableURL = Self.binary
+        process.arguments = ["shop-7", control]
+        let log = directory.appendingPathComponent("worker.log")
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: log)
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+
+        let client = try await BusClient(endpoint: control)
+        do {
+            try await waitUntilLive(["shop-7"], client: client, within: .seconds(20))
+            _ = try await client.dispatch(Action(Shop.restock, .init(sku: "apple", quantity: 2)))
+            let failed = try await client.dispatch(Action(Shop.addToCart, .init(sku: "apple", quantity: 3)))
+            #expect(failed.stores.map(\.status) == [.failed, .skipped, .ok])
+            let added = try await client.dispatch(Action(Shop.addToCart, .init(sku: "apple", quantity: 2)))
+            #expect(added.succeeded)
+            #expect(added.outcomes.allSatisfy { $0.worker == "shop-7" })
+            let cart = try JSONDecoder().decode(CartStore.State.self, from: Data(try await client.state(of: "cart").state))
+            #expect(cart.lines == ["apple": 2])
+        } catch {
+            Issue.record("\(error)\n--- worker log ---\n\((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
+        }
+
+        process.terminate()   // SIGTERM: a graceful shutdown
+        let deadline = ContinuousClock.now.advanced(by: .seconds(10))
+        while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit)
+        #expect(process.terminationStatus == 0)
+        let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        #expect(text.contains("worker stopped"), "the worker logs its graceful stop:\n\(text)")
+
+        await client.close()
+        await group.triggerGracefulShutdown()
+        try await running.value
+    }
+}
