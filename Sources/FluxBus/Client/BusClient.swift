@@ -61,6 +61,7 @@ public final class BusClient: Sendable {
     ///   - requestID: makes the request idempotent: a retry with the same id returns the original result instead
     ///     of dispatching again. By default, a fresh UUID.
     /// - Throws: ``BusError``: `refused` (busy, shutting down, invalid), or `unreachable` when no answer comes in time.
+    @discardableResult
     public func dispatch(
         _ actionType: String, json: String = "{}", error: String? = nil, requestID: String = UUID().uuidString,
         timeout: Duration? = nil
@@ -69,6 +70,7 @@ public final class BusClient: Sendable {
     }
 
     /// Dispatches an action with a raw payload.
+    @discardableResult
     public func dispatch(
         _ actionType: String, payload: [UInt8], error: String? = nil, requestID: String = UUID().uuidString,
         timeout: Duration? = nil
@@ -81,6 +83,7 @@ public final class BusClient: Sendable {
     }
 
     /// Dispatches a typed action, its payload encoded as JSON.
+    @discardableResult
     public func dispatch<Payload>(
         _ action: Action<Payload>, requestID: String = UUID().uuidString, timeout: Duration? = nil
     ) async throws -> DispatchResult {
