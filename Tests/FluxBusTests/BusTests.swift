@@ -38,4 +38,19 @@ struct BusTests {
         await client.close()
         await bus.stop()
     }
+
+    @Test func aWorkerStoppedGracefullySaysGoodbyeAndItsStateReadsTyped() async throws {
+        let bus = try await TestBus()
+        let client = try await bus.client()
+        let (worker, task) = bus.startWorker("w1", [HostedStore(CounterStore.self)])
+        try await bus.waitUntilLive(1, client: client)
+        try await client.dispatch(Action(CounterStore.add, .init(by: 5)))
+        #expect(try await client.state(of: CounterStore.self) == .init(value: 5))
+
+        worker.stop()
+        try await task.value
+        #expect(try await client.status().workers.first?.state == .gone)
+        await client.close()
+        await bus.stop()
+    }
 }

@@ -161,6 +161,17 @@ public final class BusClient: Sendable {
         return stream
     }
 
+    /// The state of one live replica of a store, decoded into the store's own state type.
+    /// - Parameters:
+    ///   - type: the store type, whose `State` the JSON decodes into.
+    ///   - name: the store's name on the bus, when it is hosted under another name than `type.name`.
+    /// - Throws: ``BusError`` as ``state(of:timeout:)-(String,_)`` does, or a `DecodingError` when the replica's
+    ///   state does not fit `S.State`.
+    public func state<S: Store>(of type: S.Type, named name: String? = nil, timeout: Duration? = nil) async throws -> S.State {
+        let state = try await state(of: name ?? S.name, timeout: timeout)
+        return try JSONDecoder().decode(S.State.self, from: Data(state.state))
+    }
+
     /// Closes the connection. Requests still waiting fail.
     public func close() async {
         await loop.shutdown()

@@ -1,5 +1,6 @@
 import Flux
 import Logging
+import Synchronization
 import ServiceLifecycle
 import ZeroMQ
 
@@ -20,6 +21,8 @@ public final class Worker: Service, Sendable {
     private let logger: Logger
     private let eventStream: AsyncStream<WorkerEvent>
     private let eventContinuation: AsyncStream<WorkerEvent>.Continuation
+    /// Where ``stop()`` finds the running engine.
+    private let running = Mutex<IOLoopBound<WorkerEngine>?>(nil)
 
     /// Creates a worker.
     /// - Parameters:
@@ -36,6 +39,13 @@ public final class Worker: Service, Sendable {
 
     /// What the worker reports as it runs. One consumer.
     public var events: AsyncStream<WorkerEvent> { eventStream }
+
+    /// Stops the worker gracefully, as SIGTERM does under a `ServiceGroup`: it finishes the dispatch in hand, says
+    /// goodbye, and ``run()`` returns. Does nothing before `run()` has started or after it ended.
+    public func stop() {
+        guard let engine = running.withLock({ $0 }) else { return }
+        engine.loop.execute { _ in engine.value.beginShutdown() }
+    }
 
     /// Joins and serves until graceful shutdown, cancellation, or refusal.
     /// - Throws: ``BusError``: `usage` for a bad configuration, `refused` when the coordinator refused the worker.
@@ -79,6 +89,8 @@ public final class Worker: Service, Sendable {
             if let error = error as? BusError { throw error }
             throw BusError(code: .usage, message: "cannot connect to the coordinator at \(configuration.coordinator): \(error)")
         }
+        running.withLock { $0 = engine }
+        defer { running.withLock { $0 = nil } }
         logger.info("worker started", metadata: [
             "worker": "\(configuration.id)", "coordinator": "\(configuration.coordinator)",
             "stores": "\(configuration.stores.map(\.effectiveName).joined(separator: ","))",
