@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "FluxBusProtocol", targets: ["FluxBusProtocol"]),
         .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
         .executable(name: "fluxbus", targets: ["fluxbus"]),
+        .executable(name: "fluxbus-fuzz-peer", targets: ["FuzzPeer"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -56,6 +57,9 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
+
+        // A hostile peer for the socket-level fuzz test: random and mutated messages to a coordinator's ROUTER.
+        .executableTarget(name: "FuzzPeer", dependencies: ["FluxBusProtocol", "ZeroMQ"]),
 
         .testTarget(name: "FluxTests", dependencies: ["Flux", "FluxStores"]),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
