@@ -117,6 +117,14 @@ final class CoordinatorEngine {
         }
         let now = ContinuousClock.now
         let workerID = workerByRoutingID[routingID]
+        // With CURVE, a connection speaks only for the name bound to its key. ROUTER_HANDOVER lets any connection
+        // claim a worker's routing id, so a message arriving under a worker's routing id from another key must not
+        // count as that worker's.
+        if configuration.security != nil, let workerID, userID != workerID {
+            return dropMalformed(
+                "a message under worker `\(workerID)`'s routing id from "
+                    + (userID.map { "the key named `\($0)`" } ?? "a connection without a key"), from: routingID)
+        }
         if let workerID { membership.heard(from: workerID, at: now) }
 
         switch message {
