@@ -5,7 +5,7 @@ PYTHON ?= python3
 # pyzmq's wheels bundle their own libzmq; pinned so that every machine runs the same.
 PYZMQ := 27.3.0
 
-.PHONY: deps deps-system deps-python test demo build release bench clean
+.PHONY: deps deps-system deps-python test demo build release bench fuzz clean
 
 # Install what a fresh Debian machine with Swift lacks: libzmq (and pkg-config to find it), and a virtual
 # environment .venv with pyzmq for the end-to-end tests' foreign worker.
@@ -38,13 +38,25 @@ release: deps-system
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --no-parallel
+	$(MAKE) fuzz
 
 demo: deps-system
 	$(SWIFT) run -c release fluxbus demo
+
+# libFuzzer on the codec (docs/SECURITY.md): CodecFuzzer built for release with libFuzzer and AddressSanitizer in its
+# own scratch path, then a fixed, seeded run that starts from the committed seed corpus. New inputs go to
+# .build-fuzz/corpus, crash inputs to .build-fuzz/. `make test` runs it last (about 16 s): see docs/SECURITY.md.
+FUZZ_RUNS ?= 200000
+FUZZ_SEED ?= 1
+fuzz:
+	$(SWIFT) build -c release --product CodecFuzzer --scratch-path .build-fuzz -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING
+	mkdir -p .build-fuzz/corpus
+	.build-fuzz/release/CodecFuzzer -runs=$(FUZZ_RUNS) -seed=$(FUZZ_SEED) -print_final_stats=1 -artifact_prefix=.build-fuzz/ \
+		.build-fuzz/corpus Tests/Fuzz/corpus
 
 # In-process benchmarks (see docs/BENCHMARKS.md).
 bench: deps-system
 	$(SWIFT) run -c release fluxbus bench
 
 clean:
-	rm -rf .build $(VENV)
+	rm -rf .build .build-fuzz $(VENV)

@@ -11,6 +11,8 @@ let package = Package(
         .library(name: "FluxBusProtocol", targets: ["FluxBusProtocol"]),
         .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
         .executable(name: "fluxbus", targets: ["fluxbus"]),
+        .executable(name: "fluxbus-fuzz-peer", targets: ["FuzzPeer"]),
+        .executable(name: "CodecFuzzer", targets: ["CodecFuzzer"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -79,6 +81,11 @@ let package = Package(
             ]
         ),
         // guide:end package-worker-target
+        // A hostile peer for the socket-level fuzz test: random and mutated messages to a coordinator's ROUTER.
+        .executableTarget(name: "FuzzPeer", dependencies: ["FluxBusProtocol", "ZeroMQ"]),
+        // The codec's libFuzzer harness (`make fuzz` builds it with -sanitize=fuzzer -DFUZZING); without FUZZING, a
+        // runner that replays corpus files through the same checks.
+        .executableTarget(name: "CodecFuzzer", dependencies: ["FluxBusProtocol"]),
 
         .testTarget(name: "FluxTests", dependencies: ["Flux", "FluxStores"]),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),

@@ -108,6 +108,57 @@ struct SecurityTests {
         #expect(cluster.log("coordinator").contains("refused a connection: its key is not authorized"))
     }
 
+    /// ROUTER_HANDOVER lets any connection claim a worker's routing id. With CURVE, what then arrives under that id
+    /// from another key is dropped and counted as malformed, never taken as the worker's heartbeat or ACK.
+    @Test func anotherKeyCannotSpeakForAWorkerByClaimingItsRoutingID() async throws {
+        let cluster = try Cluster()
+        let keys = try Keys(in: cluster)
+        try cluster.startCoordinator([
+            "--log-format", "json", "--curve-secret-key", keys.path("coordinator.key"), "--authorized-keys", keys.path("authorized"),
+        ])
+        try cluster.startWorker("w1", stores: ["counter=counter"], extra: keys.client("w1"))
+        let security = PeerSecurity(
+            serverPublicKey: try CurveKeyFiles.loadPublic(keys.path("coordinator.pub")),
+            keyPair: try CurveKeyFiles.loadSecret(keys.path("ops.key")))
+        let client = try await BusClient(endpoint: cluster.control, timeout: .seconds(5), security: security)
+        try await cluster.waitUntilLive(1, client: client)
+        let epoch = try await client.status().epoch
+        await client.close()
+
+        // The client key `ops` connects with routing id `w1`, then heartbeats and acknowledges in w1's name.
+        let endpoint = cluster.control
+        let sent = try await Self.onThread { () throws -> Int in
+            let context = try ZMQContext()
+            let impostor = try ZMQSocket(.dealer, context: context)
+            defer { impostor.close() }
+            try security.apply(to: impostor)
+            try impostor.set(.routingID, to: Array("w1".utf8))
+            try impostor.connect(endpoint)
+            let ack = Message.ack(.init(epoch: epoch, sequence: 1, results: [StoreResult(store: "counter", status: .ok, digest: 7)]))
+            let messages = (0..<5).map { _ in Message.heartbeat(.init(epoch: epoch, sequence: 0)) } + [ack]
+            for message in messages {
+                try impostor.send(Codec().encode(message))
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            Thread.sleep(forTimeInterval: 0.5)
+            return messages.count
+        }
+
+        let stopped = await cluster.processes.stop(["coordinator"])
+        #expect(stopped["coordinator"] == 0)
+        let counts = try #require(cluster.jsonLogLine("coordinator", message: "coordinator stopped"), "\(cluster.allLogs())")
+        #expect(counts["malformed"] == "\(sent)", "\(counts)\n\(cluster.allLogs())")
+        #expect(cluster.log("coordinator").contains("under worker `w1`'s routing id from the key named `ops`"))
+        await cluster.stop()
+    }
+
+    /// Runs blocking ZeroMQ calls on a thread of their own, never on the cooperative pool.
+    static func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try body() }) }.start()
+        }
+    }
+
     @Test func plainTextBeyondLoopbackIsNamed() {
         #expect(Coordinator.reachableBeyondLoopback([
             "tcp://127.0.0.1:7401", "tcp://localhost:7400", "ipc:///tmp/x", "inproc://y", "tcp://[::1]:7402",

@@ -60,6 +60,8 @@ final class CoordinatorEngine {
     private(set) var quarantinedPeers = 0
     /// When each peer last got a version-mismatch REJECT, so two mismatched peers cannot flood each other.
     private var versionRejects: [[UInt8]: ContinuousClock.Instant] = [:]
+    /// When ``versionRejects`` and ``quarantinedUntil`` were last cleared of records that no longer matter.
+    private var peerRecordsPrunedAt = ContinuousClock.now
 
     init(
         configuration: CoordinatorConfiguration, epoch: UInt64, router: ZMQSocket, publisher: ZMQSocket,
@@ -117,6 +119,14 @@ final class CoordinatorEngine {
         }
         let now = ContinuousClock.now
         let workerID = workerByRoutingID[routingID]
+        // With CURVE, a connection speaks only for the name bound to its key. ROUTER_HANDOVER lets any connection
+        // claim a worker's routing id, so a message arriving under a worker's routing id from another key must not
+        // count as that worker's.
+        if configuration.security != nil, let workerID, userID != workerID {
+            return dropMalformed(
+                "a message under worker `\(workerID)`'s routing id from "
+                    + (userID.map { "the key named `\($0)`" } ?? "a connection without a key"), from: routingID)
+        }
         if let workerID { membership.heard(from: workerID, at: now) }
 
         switch message {
@@ -351,6 +361,7 @@ final class CoordinatorEngine {
             }
         }
         checkInFlight(now: now)
+        prunePeerRecords(now: now)
         for (id, query) in stateQueries where query.deadline <= now {
             stateQueries[id] = nil
             send(.error(.init(requestID: query.requester.requestID, code: .timeout,
@@ -358,6 +369,16 @@ final class CoordinatorEngine {
                  to: query.requester.routingID)
         }
         pump()
+    }
+
+    /// Once a second, forgets version-mismatch REJECTs older than the deadline (they no longer hold anything back)
+    /// and quarantines that have ended. Both are keyed by routing id, and every new connection gets a new one: without
+    /// this, peers that come and go would grow them by about 85 bytes per connection, without bound.
+    private func prunePeerRecords(now: ContinuousClock.Instant) {
+        guard now - peerRecordsPrunedAt >= .seconds(1) else { return }
+        peerRecordsPrunedAt = now
+        versionRejects = versionRejects.filter { now - $0.value < deadline }
+        quarantinedUntil = quarantinedUntil.filter { now < $0.value }
     }
 
     // MARK: - Requests

@@ -113,9 +113,12 @@ public final class Worker: Service, Sendable {
         logger.info("worker stopped", metadata: ["worker": "\(configuration.id)"])
     }
 
-    /// Ticks at the heartbeat interval, which the coordinator may change in WELCOME.
+    /// Ticks at the heartbeat interval, which the coordinator may change in WELCOME. While joining it ticks every
+    /// 10 ms at most: a WELCOME may shorten the interval, and the first heartbeat after it must not wait for a tick
+    /// scheduled at the old, longer one, or the coordinator writes the new worker off as silent.
     private static func scheduleTicks(for engine: WorkerEngine, in scope: IOLoopScope) {
-        scope.schedule(after: engine.heartbeatInterval) {
+        let interval = engine.phase == .joining ? min(engine.heartbeatInterval, .milliseconds(10)) : engine.heartbeatInterval
+        scope.schedule(after: interval) {
             engine.tick()
             if engine.phase != .stopped { scheduleTicks(for: engine, in: scope) }
         }

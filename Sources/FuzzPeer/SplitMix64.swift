@@ -1,0 +1,27 @@
+/// SplitMix64 (Steele, Lea and Flood): a tiny, fast, seedable generator, so that a run can be replayed from the seed
+/// it prints.
+struct SplitMix64: RandomNumberGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) {
+        state = seed
+    }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// A number in `0..<bound`.
+    mutating func below(_ bound: Int) -> Int {
+        Int(next() % UInt64(bound))
+    }
+
+    /// `count` random bytes.
+    mutating func bytes(_ count: Int) -> [UInt8] {
+        (0..<count).map { _ in UInt8(truncatingIfNeeded: next()) }
+    }
+}
