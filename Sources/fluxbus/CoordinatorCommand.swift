@@ -55,11 +55,14 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @Option(help: "The largest action payload accepted, in bytes; a larger dispatch is refused.")
     var maxPayloadBytes = 1 << 20
 
-    @Option(help: "The largest message accepted from any peer, in bytes (ZMQ_MAXMSGSIZE); a peer sending more is disconnected.")
+    @Option(help: "The largest frame accepted from any peer, in bytes (ZMQ_MAXMSGSIZE, which libzmq applies per frame); a peer sending more is disconnected.")
     var maxMessageBytes = 16 << 20
 
-    @Option(help: "Malformed messages one peer may send per second before it is quarantined for 60 s.")
+    @Option(help: "Malformed messages one peer may send per second before it is quarantined.")
     var maxMalformedPerSecond = 100
+
+    @Option(help: "Seconds a quarantined peer's messages are dropped unread.")
+    var quarantineSeconds: Double = 60
 
     @Option(help: "Workers the coordinator accepts; a HELLO beyond is refused.")
     var maxWorkers = 1_024
@@ -83,7 +86,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
         guard heartbeatMs >= 10 else { throw ValidationError("--heartbeat-ms must be at least 10") }
         guard resendMs >= 1 else { throw ValidationError("--resend-ms must be at least 1") }
         guard queueLimit > 0, historyLimit > 0, maxWorkers > 0, maxStoresPerWorker > 0, maxPayloadBytes > 0,
-            maxMessageBytes > 0, maxMalformedPerSecond > 0
+            maxMessageBytes > 0, maxMalformedPerSecond > 0, quarantineSeconds >= 0
         else {
             throw ValidationError("the queue, history and --max-… limits must be positive")
         }
@@ -114,6 +117,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
             configuration.maxPayloadBytes = maxPayloadBytes
             configuration.maxMessageBytes = maxMessageBytes
             configuration.maxMalformedPerSecond = maxMalformedPerSecond
+            configuration.quarantine = .milliseconds(Int64(quarantineSeconds * 1000))
             configuration.maxWorkers = maxWorkers
             configuration.maxStoresPerWorker = maxStoresPerWorker
             let coordinator = Coordinator(configuration: configuration, logger: logger)

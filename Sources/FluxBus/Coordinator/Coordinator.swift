@@ -65,7 +65,16 @@ public final class Coordinator: Service, Sendable {
                 try configuration.security.map { try Self.secure(router, with: $0) }
                 var controlEndpoint = ""
                 try router.set(.routerMandatory, to: true)
-                try router.set(.routerHandover, to: true)
+                if configuration.security == nil {
+                    // A restarted worker takes its routing id over from its old, maybe half-dead, connection.
+                    try router.set(.routerHandover, to: true)
+                } else {
+                    // With CURVE a routing id must not be taken over: any admitted key could cut a worker off by
+                    // claiming its id. libzmq refuses a second connection under an id in use instead, and ZMTP
+                    // heartbeats drop a silent connection after the bus's deadline, so a restarted worker gets in.
+                    try router.set(.heartbeatInterval, to: configuration.heartbeatInterval)
+                    try router.set(.heartbeatTimeout, to: configuration.heartbeatInterval * configuration.livenessIntervals)
+                }
                 try router.set(.sendHighWaterMark, to: 100_000)
                 try router.set(.receiveHighWaterMark, to: 100_000)
                 try router.set(.maxMessageSize, to: configuration.maxMessageBytes)

@@ -11,7 +11,8 @@ public struct CoordinatorConfiguration: Sendable {
     public var extraPublishEndpoints: [String] = []
     /// The largest action payload accepted; a larger DISPATCH is refused with a clear error.
     public var maxPayloadBytes = 1 << 20
-    /// The largest message libzmq accepts from a peer (`ZMQ_MAXMSGSIZE`); a peer that sends more is disconnected.
+    /// The largest frame libzmq accepts from a peer (`ZMQ_MAXMSGSIZE`, applied per frame); a peer that sends more is
+    /// disconnected.
     public var maxMessageBytes = 16 << 20
     /// Malformed messages one peer may send per second; past that it is quarantined: everything it sends is dropped
     /// unread (and counted) for `quarantine`.

@@ -51,6 +51,7 @@ final class CoordinatorEngine {
     private(set) var refusedCount = 0
     /// Messages from peers that are not members, answered with GOODBYE.
     private(set) var strangerCount = 0
+    private var refusalLoggedAt: ContinuousClock.Instant?
     private var malformedLoggedAt: ContinuousClock.Instant?
     /// Peers that sent too many malformed messages, until when everything they send is dropped unread.
     private var quarantinedUntil: [[UInt8]: ContinuousClock.Instant] = [:]
@@ -287,9 +288,19 @@ final class CoordinatorEngine {
 
     private func refuse(_ hello: Message.Hello, code: Message.Reject.Code, reason: String, to routingID: [UInt8]) {
         refusedCount += 1
-        logger.warning("refused worker", metadata: ["worker": "\(hello.workerID)", "code": "\(code)", "reason": "\(reason)"])
+        // At most one line per second, with the running count, so a flood of HELLOs cannot flood the log.
+        let now = ContinuousClock.now
+        if refusalLoggedAt.map({ now - $0 >= .seconds(1) }) ?? true {
+            refusalLoggedAt = now
+            logger.warning("refused worker", metadata: [
+                "worker": "\(hello.workerID)", "code": "\(code)", "reason": "\(reason)", "refusedTotal": "\(refusedCount)",
+            ])
+        }
         send(.reject(.init(code: code, reason: reason)), to: routingID)
     }
+
+    /// How many requesters wait on one request id: the first and a few retries.
+    static let requestersPerRequest = 8
 
     /// Tells a peer that is not a member to join first.
     func sendStrangerGoodbye(_ reason: String, to routingID: [UInt8]) {
@@ -402,12 +413,13 @@ final class CoordinatorEngine {
             if let result = recentResults[dispatch.requestID] {
                 return send(.result(result), to: routingID)
             }
+            // A retry joins the request in hand; a few retries are answered each, more add nothing.
             if inFlight?.requesters.contains(where: { $0.requestID == dispatch.requestID }) == true {
-                inFlight!.requesters.append(requester)
+                if inFlight!.requesters.count < Self.requestersPerRequest { inFlight!.requesters.append(requester) }
                 return
             }
-            if queuedRequestIDs[dispatch.requestID] != nil {
-                queuedRequestIDs[dispatch.requestID]!.append(requester)
+            if let waiting = queuedRequestIDs[dispatch.requestID] {
+                if waiting.count < Self.requestersPerRequest { queuedRequestIDs[dispatch.requestID]!.append(requester) }
                 return
             }
         }
