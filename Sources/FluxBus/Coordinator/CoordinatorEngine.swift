@@ -38,31 +38,31 @@ final class CoordinatorEngine {
     var lastCompleted: UInt64 = 0
     var history: History
     /// Results of recent requests, so that a client retrying with the same request id gets the original result.
-    private var recentResults: [String: Message.Result] = [:]
-    private var recentResultOrder = FIFO<String>()
-    private var stateQueries: [String: StateQuery] = [:]
-    private var nextQueryNumber = 0
-    private var lastPublishAt = ContinuousClock.now
-    private(set) var isShuttingDown = false
+    var recentResults: [String: Message.Result] = [:]
+    var recentResultOrder = FIFO<String>()
+    var stateQueries: [String: StateQuery] = [:]
+    var nextQueryNumber = 0
+    var lastPublishAt = ContinuousClock.now
+    var isShuttingDown = false
     /// Messages that failed to decode or made no sense from their sender (or came from a quarantined peer):
     /// counted, logged, dropped.
-    private(set) var malformedCount = 0
+    var malformedCount = 0
     /// HELLOs refused, for any reason.
-    private(set) var refusedCount = 0
+    var refusedCount = 0
     /// Messages from peers that are not members, answered with GOODBYE.
-    private(set) var strangerCount = 0
-    private var refusalLoggedAt: ContinuousClock.Instant?
-    private var malformedLoggedAt: ContinuousClock.Instant?
+    var strangerCount = 0
+    var refusalLoggedAt: ContinuousClock.Instant?
+    var malformedLoggedAt: ContinuousClock.Instant?
     /// Peers that sent too many malformed messages, until when everything they send is dropped unread.
-    private var quarantinedUntil: [[UInt8]: ContinuousClock.Instant] = [:]
+    var quarantinedUntil: [[UInt8]: ContinuousClock.Instant] = [:]
     /// Malformed messages per peer in the current one-second window.
-    private var malformedThisSecond: [[UInt8]: Int] = [:]
-    private var malformedWindowStart = ContinuousClock.now
-    private(set) var quarantinedPeers = 0
+    var malformedThisSecond: [[UInt8]: Int] = [:]
+    var malformedWindowStart = ContinuousClock.now
+    var quarantinedPeers = 0
     /// When each peer last got a version-mismatch REJECT, so two mismatched peers cannot flood each other.
-    private var versionRejects: [[UInt8]: ContinuousClock.Instant] = [:]
+    var versionRejects: [[UInt8]: ContinuousClock.Instant] = [:]
     /// When ``versionRejects`` and ``quarantinedUntil`` were last cleared of records that no longer matter.
-    private var peerRecordsPrunedAt = ContinuousClock.now
+    var peerRecordsPrunedAt = ContinuousClock.now
 
     init(
         configuration: CoordinatorConfiguration, epoch: UInt64, router: ZMQSocket, publisher: ZMQSocket,
@@ -82,7 +82,6 @@ final class CoordinatorEngine {
     }
 
     var deadline: Duration { configuration.heartbeatInterval * configuration.livenessIntervals }
-
 
     // MARK: - Input
 
@@ -155,56 +154,6 @@ final class CoordinatorEngine {
         }
     }
 
-    /// Why a HELLO is not allowed from the key it came with, or nil when it is (or CURVE is off).
-    private func authorizationRefusal(for hello: Message.Hello, userID: String?) -> String? {
-        guard let keys = configuration.security?.authorizedKeys else { return nil }
-        guard let userID, let entry = keys.entry(named: userID) else {
-            return "this connection has no authorized key"
-        }
-        guard entry.role == .worker || entry.role == .admin else {
-            return "the key named `\(entry.name)` has the \(entry.role.rawValue) role, which may not join as a worker"
-        }
-        guard hello.workerID == entry.name else {
-            return "worker id `\(hello.workerID)` is not the name its key is bound to (`\(entry.name)`); "
-                + "a worker must use the id listed with its key in the authorized keys"
-        }
-        return nil
-    }
-
-    func dropMalformed(_ reason: String, from routingID: [UInt8]?) {
-        malformedCount += 1
-        let now = ContinuousClock.now
-        if let routingID { countAgainst(routingID, at: now) }
-        // At most one line per second, with the running count, so a flood cannot flood the log.
-        if malformedLoggedAt.map({ now - $0 >= .seconds(1) }) ?? true {
-            malformedLoggedAt = now
-            logger.warning(
-                "dropped a malformed message",
-                metadata: [
-                    "reason": "\(reason)", "peer": "\(routingID.map(Self.describe) ?? "?")",
-                    "malformedTotal": "\(malformedCount)",
-                ])
-        }
-    }
-
-    /// Counts a malformed message against its sender, and quarantines a sender past the rate.
-    private func countAgainst(_ routingID: [UInt8], at now: ContinuousClock.Instant) {
-        if now - malformedWindowStart >= .seconds(1) {
-            malformedThisSecond.removeAll(keepingCapacity: true)
-            malformedWindowStart = now
-        }
-        malformedThisSecond[routingID, default: 0] += 1
-        guard malformedThisSecond[routingID]! > configuration.maxMalformedPerSecond else { return }
-        quarantinedUntil[routingID] = now.advanced(by: configuration.quarantine)
-        malformedThisSecond[routingID] = nil
-        quarantinedPeers += 1
-        logger.warning("quarantined a peer: too many malformed messages; everything it sends is dropped unread", metadata: [
-            "peer": "\(Self.describe(routingID))", "limitPerSecond": "\(configuration.maxMalformedPerSecond)",
-            "seconds": "\(configuration.quarantine.components.seconds)",
-        ])
-        if let workerID = workerByRoutingID[routingID] { markLost(workerID, reason: "quarantined for malformed messages") }
-    }
-
     // MARK: - Output
 
     func send(_ message: Message, to routingID: [UInt8]) {
@@ -239,124 +188,6 @@ final class CoordinatorEngine {
         return routingID.map { String($0, radix: 16) }.joined()
     }
 
-    // MARK: - Membership
-
-    private func join(_ hello: Message.Hello, routingID: [UInt8], now: ContinuousClock.Instant) {
-        guard Array(hello.workerID.utf8) == routingID else {
-            return refuse(hello, code: .invalidDeclaration, reason:
-                "worker id `\(hello.workerID)` differs from the connection's routing id `\(Self.describe(routingID))`; "
-                + "set ZMQ_ROUTING_ID to the worker id before connecting", to: routingID)
-        }
-        guard hello.stores.count <= configuration.maxStoresPerWorker else {
-            return refuse(hello, code: .tooMany, reason:
-                "worker `\(hello.workerID)` declares \(hello.stores.count) stores; this coordinator accepts at most "
-                + "\(configuration.maxStoresPerWorker) per worker", to: routingID)
-        }
-        guard membership.workers[hello.workerID] != nil || membership.workers.count < configuration.maxWorkers else {
-            return refuse(hello, code: .tooMany, reason:
-                "this coordinator already has \(membership.workers.count) workers, its limit", to: routingID)
-        }
-        do {
-            // A new instance under a known id is a restarted worker: it takes over from the old one.
-            if let previous = membership.workers[hello.workerID], previous.routingID != routingID {
-                workerByRoutingID[previous.routingID] = nil
-            }
-            if let previous = membership.workers[hello.workerID], previous.state == .live || previous.state == .catchingUp {
-                markLost(hello.workerID, reason: "rejoined (instance \(hello.instance))")
-            }
-            try membership.join(hello, routingID: routingID, now: now)
-        } catch {
-            return refuse(hello, code: error.code, reason: error.reason, to: routingID)
-        }
-        workerByRoutingID[routingID] = hello.workerID
-        logger.info(
-            "worker joined, catching up",
-            metadata: [
-                "worker": "\(hello.workerID)", "stores": "\(hello.stores.map(\.name).joined(separator: ","))",
-                "lastApplied": "\(membership.workers[hello.workerID]!.lastApplied)",
-            ])
-        for name in hello.stores.map(\.name) where !membership.graph.contains(name) {
-            logger.info("store waiting for its dependencies", metadata: [
-                "store": "\(name)", "waitingFor": "\(membership.waitingFor(name).joined(separator: ","))",
-            ])
-        }
-        send(.welcome(.init(
-            epoch: epoch, sequence: lastCompleted, publishEndpoint: advertisedPublishEndpoint,
-            heartbeatMillis: UInt32(configuration.heartbeatInterval.milliseconds),
-            deadlineMillis: UInt32(deadline.milliseconds))), to: routingID)
-    }
-
-    private func refuse(_ hello: Message.Hello, code: Message.Reject.Code, reason: String, to routingID: [UInt8]) {
-        refusedCount += 1
-        // At most one line per second, with the running count, so a flood of HELLOs cannot flood the log.
-        let now = ContinuousClock.now
-        if refusalLoggedAt.map({ now - $0 >= .seconds(1) }) ?? true {
-            refusalLoggedAt = now
-            logger.warning("refused worker", metadata: [
-                "worker": "\(hello.workerID)", "code": "\(code)", "reason": "\(reason)", "refusedTotal": "\(refusedCount)",
-            ])
-        }
-        send(.reject(.init(code: code, reason: reason)), to: routingID)
-    }
-
-    /// How many requesters wait on one request id: the first and a few retries.
-    static let requestersPerRequest = 8
-
-    /// Tells a peer that is not a member to join first.
-    func sendStrangerGoodbye(_ reason: String, to routingID: [UInt8]) {
-        strangerCount += 1
-        send(.goodbye(.init(reason: reason)), to: routingID)
-    }
-
-    private func markReady(_ ready: Message.Ready, routingID: [UInt8]) {
-        guard let workerID = workerByRoutingID[routingID], let worker = membership.workers[workerID] else {
-            return sendStrangerGoodbye("unknown worker: send HELLO first", to: routingID)
-        }
-        guard ready.epoch == epoch, worker.state == .catchingUp else { return }
-        membership.recordApplied(ready.lastApplied, by: workerID)
-        // The worker caught up to what it knew of and its subscription works. The bus may have moved on a few
-        // dispatches since it sent READY; it is counted from the next dispatch anyway, because it applies strictly
-        // in order and fetches any gap before it runs that dispatch.
-        membership.setState(.live, of: workerID)
-        logger.info("worker live", metadata: ["worker": "\(workerID)", "seq": "\(ready.lastApplied)"])
-    }
-
-    private func receiveHeartbeat(_ heartbeat: Message.Heartbeat, routingID: [UInt8]) {
-        guard let workerID = workerByRoutingID[routingID], let worker = membership.workers[workerID],
-            worker.state == .live || worker.state == .catchingUp, heartbeat.epoch == epoch
-        else {
-            // A worker we do not know (or have written off) is still talking: tell it to join again.
-            return sendStrangerGoodbye("not a member of epoch \(epoch): send HELLO to join", to: routingID)
-        }
-        membership.recordApplied(heartbeat.sequence, by: workerID)
-    }
-
-    private func receiveGoodbye(_ goodbye: Message.Goodbye, routingID: [UInt8]) {
-        guard let workerID = workerByRoutingID[routingID] else { return }
-        logger.info("worker left", metadata: ["worker": "\(workerID)", "reason": "\(goodbye.reason)"])
-        releaseReplicas(of: workerID, as: .gone, reason: "left: \(goodbye.reason)")
-    }
-
-    func markLost(_ workerID: String, reason: String) {
-        guard let state = membership.workers[workerID]?.state, state == .live || state == .catchingUp else { return }
-        logger.warning("worker lost", metadata: ["worker": "\(workerID)", "reason": "\(reason)"])
-        releaseReplicas(of: workerID, as: .lost, reason: reason)
-    }
-
-    /// Takes a worker's replicas out of the live set; the dispatch in flight stops waiting for them.
-    private func releaseReplicas(of workerID: String, as state: WorkerState, reason: String) {
-        membership.setState(state, of: workerID)
-        guard var flight = inFlight else { return }
-        var emptied: [String] = []
-        for (store, workers) in flight.awaiting where workers.contains(workerID) {
-            flight.awaiting[store]!.remove(workerID)
-            flight.lost[store, default: []].append((workerID, "worker `\(workerID)` \(reason)"))
-            if flight.awaiting[store]!.isEmpty { emptied.append(store) }
-        }
-        inFlight = flight
-        for store in emptied { settle(store) }
-    }
-
     // MARK: - Timers
 
     /// Runs every tick: heartbeats, liveness, re-sends and deadlines.
@@ -380,119 +211,6 @@ final class CoordinatorEngine {
                  to: query.requester.routingID)
         }
         pump()
-    }
-
-    /// Once a second, forgets version-mismatch REJECTs older than the deadline (they no longer hold anything back)
-    /// and quarantines that have ended. Both are keyed by routing id, and every new connection gets a new one: without
-    /// this, peers that come and go would grow them by about 85 bytes per connection, without bound.
-    private func prunePeerRecords(now: ContinuousClock.Instant) {
-        guard now - peerRecordsPrunedAt >= .seconds(1) else { return }
-        peerRecordsPrunedAt = now
-        versionRejects = versionRejects.filter { now - $0.value < deadline }
-        quarantinedUntil = quarantinedUntil.filter { now < $0.value }
-    }
-
-    // MARK: - Requests
-
-    private func enqueue(_ dispatch: Message.Dispatch, routingID: [UInt8]) {
-        let requester = Requester(routingID: routingID, requestID: dispatch.requestID)
-        func refuse(_ code: Message.Error.Code, _ message: String) {
-            send(.error(.init(requestID: dispatch.requestID, code: code, message: message)), to: routingID)
-        }
-        guard !isShuttingDown else {
-            return refuse(.shuttingDown, "the coordinator is shutting down; retry against its replacement")
-        }
-        guard !dispatch.actionType.isEmpty, dispatch.actionType.utf8.count <= 256 else {
-            return refuse(.invalidRequest, "the action type must be 1 to 256 bytes")
-        }
-        guard dispatch.payload.count <= configuration.maxPayloadBytes else {
-            return refuse(.invalidRequest, "the payload of \(dispatch.payload.count) bytes is over this coordinator's limit of "
-                + "\(configuration.maxPayloadBytes) bytes (--max-payload-bytes); send less, or raise the limit")
-        }
-        if !dispatch.requestID.isEmpty {
-            if let result = recentResults[dispatch.requestID] {
-                return send(.result(result), to: routingID)
-            }
-            // A retry joins the request in hand; a few retries are answered each, more add nothing.
-            if inFlight?.requesters.contains(where: { $0.requestID == dispatch.requestID }) == true {
-                if inFlight!.requesters.count < Self.requestersPerRequest { inFlight!.requesters.append(requester) }
-                return
-            }
-            if let waiting = queuedRequestIDs[dispatch.requestID] {
-                if waiting.count < Self.requestersPerRequest { queuedRequestIDs[dispatch.requestID]!.append(requester) }
-                return
-            }
-        }
-        guard queue.count < configuration.queueLimit else {
-            return refuse(.busy, "the bus is busy: \(queue.count) dispatches are queued (limit \(configuration.queueLimit)); retry later")
-        }
-        queue.push(QueuedDispatch(requesters: [requester], message: dispatch))
-        if !dispatch.requestID.isEmpty { queuedRequestIDs[dispatch.requestID] = [] }
-    }
-
-    func remember(_ result: Message.Result) {
-        guard !result.requestID.isEmpty else { return }
-        recentResults[result.requestID] = result
-        recentResultOrder.push(result.requestID)
-        while recentResultOrder.count > configuration.rememberedRequests, let old = recentResultOrder.pop() {
-            recentResults[old] = nil
-        }
-    }
-
-    private func forwardStateRequest(_ request: Message.StateRequest, routingID: [UInt8], now: ContinuousClock.Instant) {
-        guard membership.stores[request.store] != nil else {
-            return send(.error(.init(requestID: request.requestID, code: .unknownStore,
-                                     message: "no store named `\(request.store)` is on the bus; `fluxbus status` lists them")),
-                        to: routingID)
-        }
-        guard let replica = membership.liveReplicas(of: request.store).first ?? membership.connectedReplicas(of: request.store).first
-        else {
-            return send(.error(.init(requestID: request.requestID, code: .noLiveReplica,
-                                     message: "store `\(request.store)` has no live replica; start a worker that hosts it")),
-                        to: routingID)
-        }
-        nextQueryNumber += 1
-        let queryID = "q\(nextQueryNumber)"
-        stateQueries[queryID] = StateQuery(
-            requester: Requester(routingID: routingID, requestID: request.requestID),
-            deadline: now.advanced(by: configuration.ackTimeout))
-        send(.stateRequest(.init(requestID: queryID, store: request.store)), toWorker: replica)
-    }
-
-    private func forwardState(_ state: Message.State, routingID: [UInt8]) {
-        guard workerByRoutingID[routingID] != nil, let query = stateQueries.removeValue(forKey: state.requestID) else {
-            return dropMalformed("STATE for no pending request", from: routingID)
-        }
-        var reply = state
-        reply.requestID = query.requester.requestID
-        send(.state(reply), to: query.requester.routingID)
-    }
-
-    private func serveFetch(_ request: Message.Fetch, routingID: [UInt8]) {
-        var fetch = request
-        fetch.from = max(fetch.from, 1)  // sequences start at 1
-        guard fetch.from <= fetch.to else { return dropMalformed("FETCH with from > to", from: routingID) }
-        guard fetch.epoch == 0 || fetch.epoch == epoch else {
-            return sendStrangerGoodbye("epoch \(fetch.epoch) is over; this is epoch \(epoch): send HELLO to join", to: routingID)
-        }
-        // Always answered: an empty REPLAY says nothing in the range has completed yet.
-        var entries: [ReplayEntry] = []
-        if fetch.from <= lastCompleted {
-            if let oldest = history.oldestSequence, fetch.from < oldest {
-                let reason = "sequence \(fetch.from) is older than the coordinator's history, which starts at \(oldest); "
-                    + "this replica cannot catch up by replay: start it with empty state under a new worker id"
-                if workerByRoutingID[routingID] != nil {
-                    return send(.reject(.init(code: .behindWindow, reason: reason)), to: routingID)
-                }
-                return send(.error(.init(requestID: "", code: .invalidRequest, message: reason)), to: routingID)
-            }
-            entries = Array(history.entries(in: fetch.from...min(fetch.to, lastCompleted), maximum: configuration.replayBatch))
-        }
-        send(.replay(.init(epoch: epoch, entries: entries)), to: routingID)
-        // The dispatch in flight is not history yet: send its ACTION again, directly.
-        if let flight = inFlight, (fetch.from...fetch.to).contains(flight.sequence) {
-            resendInFlight(to: routingID)
-        }
     }
 
     // MARK: - Shutdown

@@ -1,0 +1,139 @@
+import Flux
+import FluxBusProtocol
+import Logging
+
+/// Joining and leaving: HELLO checks, READY, heartbeats, goodbyes, and writing off lost workers.
+extension CoordinatorEngine {
+    /// Why a HELLO is not allowed from the key it came with, or nil when it is (or CURVE is off).
+    func authorizationRefusal(for hello: Message.Hello, userID: String?) -> String? {
+        guard let keys = configuration.security?.authorizedKeys else { return nil }
+        guard let userID, let entry = keys.entry(named: userID) else {
+            return "this connection has no authorized key"
+        }
+        guard entry.role == .worker || entry.role == .admin else {
+            return "the key named `\(entry.name)` has the \(entry.role.rawValue) role, which may not join as a worker"
+        }
+        guard hello.workerID == entry.name else {
+            return "worker id `\(hello.workerID)` is not the name its key is bound to (`\(entry.name)`); "
+                + "a worker must use the id listed with its key in the authorized keys"
+        }
+        return nil
+    }
+
+
+    func join(_ hello: Message.Hello, routingID: [UInt8], now: ContinuousClock.Instant) {
+        guard Array(hello.workerID.utf8) == routingID else {
+            return refuse(hello, code: .invalidDeclaration, reason:
+                "worker id `\(hello.workerID)` differs from the connection's routing id `\(Self.describe(routingID))`; "
+                + "set ZMQ_ROUTING_ID to the worker id before connecting", to: routingID)
+        }
+        guard hello.stores.count <= configuration.maxStoresPerWorker else {
+            return refuse(hello, code: .tooMany, reason:
+                "worker `\(hello.workerID)` declares \(hello.stores.count) stores; this coordinator accepts at most "
+                + "\(configuration.maxStoresPerWorker) per worker", to: routingID)
+        }
+        guard membership.workers[hello.workerID] != nil || membership.workers.count < configuration.maxWorkers else {
+            return refuse(hello, code: .tooMany, reason:
+                "this coordinator already has \(membership.workers.count) workers, its limit", to: routingID)
+        }
+        do {
+            // A new instance under a known id is a restarted worker: it takes over from the old one.
+            if let previous = membership.workers[hello.workerID], previous.routingID != routingID {
+                workerByRoutingID[previous.routingID] = nil
+            }
+            if let previous = membership.workers[hello.workerID], previous.state == .live || previous.state == .catchingUp {
+                markLost(hello.workerID, reason: "rejoined (instance \(hello.instance))")
+            }
+            try membership.join(hello, routingID: routingID, now: now)
+        } catch {
+            return refuse(hello, code: error.code, reason: error.reason, to: routingID)
+        }
+        workerByRoutingID[routingID] = hello.workerID
+        logger.info(
+            "worker joined, catching up",
+            metadata: [
+                "worker": "\(hello.workerID)", "stores": "\(hello.stores.map(\.name).joined(separator: ","))",
+                "lastApplied": "\(membership.workers[hello.workerID]!.lastApplied)",
+            ])
+        for name in hello.stores.map(\.name) where !membership.graph.contains(name) {
+            logger.info("store waiting for its dependencies", metadata: [
+                "store": "\(name)", "waitingFor": "\(membership.waitingFor(name).joined(separator: ","))",
+            ])
+        }
+        send(.welcome(.init(
+            epoch: epoch, sequence: lastCompleted, publishEndpoint: advertisedPublishEndpoint,
+            heartbeatMillis: UInt32(configuration.heartbeatInterval.milliseconds),
+            deadlineMillis: UInt32(deadline.milliseconds))), to: routingID)
+    }
+
+    func refuse(_ hello: Message.Hello, code: Message.Reject.Code, reason: String, to routingID: [UInt8]) {
+        refusedCount += 1
+        // At most one line per second, with the running count, so a flood of HELLOs cannot flood the log.
+        let now = ContinuousClock.now
+        if refusalLoggedAt.map({ now - $0 >= .seconds(1) }) ?? true {
+            refusalLoggedAt = now
+            logger.warning("refused worker", metadata: [
+                "worker": "\(hello.workerID)", "code": "\(code)", "reason": "\(reason)", "refusedTotal": "\(refusedCount)",
+            ])
+        }
+        send(.reject(.init(code: code, reason: reason)), to: routingID)
+    }
+
+    /// How many requesters wait on one request id: the first and a few retries.
+    static let requestersPerRequest = 8
+
+    /// Tells a peer that is not a member to join first.
+    func sendStrangerGoodbye(_ reason: String, to routingID: [UInt8]) {
+        strangerCount += 1
+        send(.goodbye(.init(reason: reason)), to: routingID)
+    }
+
+    func markReady(_ ready: Message.Ready, routingID: [UInt8]) {
+        guard let workerID = workerByRoutingID[routingID], let worker = membership.workers[workerID] else {
+            return sendStrangerGoodbye("unknown worker: send HELLO first", to: routingID)
+        }
+        guard ready.epoch == epoch, worker.state == .catchingUp else { return }
+        membership.recordApplied(ready.lastApplied, by: workerID)
+        // The worker caught up to what it knew of and its subscription works. The bus may have moved on a few
+        // dispatches since it sent READY; it is counted from the next dispatch anyway, because it applies strictly
+        // in order and fetches any gap before it runs that dispatch.
+        membership.setState(.live, of: workerID)
+        logger.info("worker live", metadata: ["worker": "\(workerID)", "seq": "\(ready.lastApplied)"])
+    }
+
+    func receiveHeartbeat(_ heartbeat: Message.Heartbeat, routingID: [UInt8]) {
+        guard let workerID = workerByRoutingID[routingID], let worker = membership.workers[workerID],
+            worker.state == .live || worker.state == .catchingUp, heartbeat.epoch == epoch
+        else {
+            // A worker we do not know (or have written off) is still talking: tell it to join again.
+            return sendStrangerGoodbye("not a member of epoch \(epoch): send HELLO to join", to: routingID)
+        }
+        membership.recordApplied(heartbeat.sequence, by: workerID)
+    }
+
+    func receiveGoodbye(_ goodbye: Message.Goodbye, routingID: [UInt8]) {
+        guard let workerID = workerByRoutingID[routingID] else { return }
+        logger.info("worker left", metadata: ["worker": "\(workerID)", "reason": "\(goodbye.reason)"])
+        releaseReplicas(of: workerID, as: .gone, reason: "left: \(goodbye.reason)")
+    }
+
+    func markLost(_ workerID: String, reason: String) {
+        guard let state = membership.workers[workerID]?.state, state == .live || state == .catchingUp else { return }
+        logger.warning("worker lost", metadata: ["worker": "\(workerID)", "reason": "\(reason)"])
+        releaseReplicas(of: workerID, as: .lost, reason: reason)
+    }
+
+    /// Takes a worker's replicas out of the live set; the dispatch in flight stops waiting for them.
+    func releaseReplicas(of workerID: String, as state: WorkerState, reason: String) {
+        membership.setState(state, of: workerID)
+        guard var flight = inFlight else { return }
+        var emptied: [String] = []
+        for (store, workers) in flight.awaiting where workers.contains(workerID) {
+            flight.awaiting[store]!.remove(workerID)
+            flight.lost[store, default: []].append((workerID, "worker `\(workerID)` \(reason)"))
+            if flight.awaiting[store]!.isEmpty { emptied.append(store) }
+        }
+        inFlight = flight
+        for store in emptied { settle(store) }
+    }
+}

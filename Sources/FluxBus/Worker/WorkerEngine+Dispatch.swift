@@ -1,0 +1,198 @@
+import Flux
+import FluxBusProtocol
+import Logging
+
+/// Running dispatches: in order, each store once its dependencies settled, live or from the coordinator's history,
+/// and re-acknowledging duplicates from memory.
+extension WorkerEngine {
+
+    func receive(_ action: Message.Action) {
+        knownSequence = max(knownSequence, action.sequence)
+        if action.sequence <= lastApplied {
+            return reacknowledge(action.sequence)
+        }
+        if let current {
+            if current.sequence == action.sequence {
+                // A re-send: the coordinator is missing our acknowledgements for what already ran.
+                if !current.results.isEmpty { send(.ack(.init(epoch: epoch, sequence: action.sequence, results: current.results))) }
+                return
+            }
+            // A later dispatch arrived while this one still waits for a release: the coordinator completed it
+            // without us, so its recorded outcomes can finish it.
+            keep(action)
+            return requestFetch(from: current.sequence, to: action.sequence - 1)
+        }
+        if action.sequence == lastApplied + 1 {
+            begin(action)
+            drive()
+        } else {
+            keep(action)
+            requestFetch(from: lastApplied + 1, to: action.sequence - 1)
+        }
+    }
+
+    func keep(_ action: Message.Action) {
+        if pendingActions.count < pendingActionLimit { pendingActions[action.sequence] = action }
+    }
+
+    func receive(_ release: Message.Release) {
+        if current?.sequence == release.sequence {
+            current!.learn(release.outputs)
+            advance()
+            drive()
+        } else if release.sequence > lastApplied {
+            pendingReleases[release.sequence, default: []].append(contentsOf: release.outputs)
+        }
+    }
+
+    func begin(_ action: Message.Action) {
+        var dispatch = LocalDispatch(action: action, hosted: { self.storesByName[$0] != nil })
+        if let released = pendingReleases.removeValue(forKey: action.sequence) { dispatch.learn(released) }
+        current = dispatch
+        advance()
+    }
+
+    /// Runs every hosted step whose dependencies are settled, acknowledges the new results in one ACK, and
+    /// finishes the dispatch when no step remains.
+    func advance() {
+        guard var dispatch = current else { return }
+        var fresh: [StoreResult] = []
+        while let (index, blocked) = dispatch.nextRunnable() {
+            let step = dispatch.remaining.remove(at: index)
+            let store = storesByName[step.store]!
+            let result: StoreResult
+            if let blocked {
+                let reason = "waits for `\(blocked.store)`, which \(blocked.status == .failed ? "failed" : blocked.status == .lost ? "was lost" : "was skipped")"
+                result = StoreResult(store: store.name, status: .skipped, message: reason, digest: digest(of: store))
+                dispatch.outcomes[store.name] = .init(status: .skipped, message: reason, output: nil)
+            } else {
+                result = run(store, in: &dispatch, step: step)
+            }
+            fresh.append(result)
+            journal?.record(sequence: dispatch.sequence, store: store.name, status: result.status)
+            events.yield(.applied(sequence: dispatch.sequence, store: store.name, status: result.status))
+            logger.debug("applied", metadata: [
+                "seq": "\(dispatch.sequence)", "store": "\(store.name)", "status": "\(result.status)",
+            ])
+        }
+        dispatch.results += fresh
+        current = dispatch
+        if !fresh.isEmpty, !dispatch.isReplay { send(.ack(.init(epoch: epoch, sequence: dispatch.sequence, results: fresh))) }
+        if dispatch.remaining.isEmpty { finish() }
+    }
+
+    func run(_ store: AnyStore, in dispatch: inout LocalDispatch, step: PlanStep) -> StoreResult {
+        var outputs: [String: Value] = [:]
+        for dependency in step.waitsFor { outputs[dependency] = dispatch.outcomes[dependency]?.output }
+        // A cascade's request id names what caused it, not this process: every replica of the store, and a replica
+        // replaying this sequence later, sends the same id, so the coordinator dispatches it once.
+        let cause = "cascade-\(dispatch.sequence)-\(store.name)-"
+        var cascades = 0
+        let context = DispatchContext(
+            sequence: dispatch.sequence, store: store.name, dependencies: store.dependencies, outputs: outputs,
+            cascade: { [unowned self] action in
+                cascades += 1
+                try self.cascade(action, requestID: cause + String(cascades))
+            })
+        var status = OutcomeStatus.ok
+        var message = ""
+        do {
+            _ = try store.apply(dispatch.action, context: context)
+        } catch {
+            status = .failed
+            message = Self.truncated(ActionError(describing: error).message)
+        }
+        let output = status == .ok ? store.output() : nil
+        dispatch.outcomes[store.name] = .init(status: status, message: message, output: output)
+        let encodedOutput = try? output?.encoded()
+        return StoreResult(store: store.name, status: status, message: message, output: encodedOutput, digest: digest(of: store))
+    }
+
+    /// Error messages travel in a protocol string, at most 4096 bytes; keep them well inside that.
+    static func truncated(_ message: String, limit: Int = 1024) -> String {
+        guard message.utf8.count > limit else { return message }
+        var cut = message.utf8.prefix(limit)
+        while String(cut) == nil { cut = cut.dropLast() }
+        return String(cut)! + "…"
+    }
+
+    func digest(of store: AnyStore) -> UInt64 {
+        (try? store.encodedState()).map(StateDigest.fnv1a64) ?? 0
+    }
+
+    func finish() {
+        guard let dispatch = current else { return }
+        lastApplied = dispatch.sequence
+        remember(dispatch.sequence, dispatch.results)
+        current = nil
+        pendingReleases = pendingReleases.filter { $0.key > lastApplied }
+        if stopping { return sayGoodbye() }
+        readyIfCaughtUp()
+    }
+
+    /// Starts buffered dispatches that are next in line.
+    func drive() {
+        while current == nil, phase != .stopped, let next = pendingActions.removeValue(forKey: lastApplied + 1) {
+            begin(next)
+        }
+    }
+
+    func apply(_ entries: [ReplayEntry]) {
+        // An empty REPLAY brings nothing new; keep the throttle so the worker does not ask again at once.
+        if !entries.isEmpty { fetchSentAt = nil }
+        for entry in entries.sorted(by: { $0.sequence < $1.sequence }) {
+            if let current, current.sequence == entry.sequence {
+                // The dispatch in hand completed without us: settle what is pending from the recorded outcomes.
+                self.current!.learn(entry.outputs.filter { storesByName[$0.store] == nil })
+                self.current!.isReplay = true
+                advance()
+                continue
+            }
+            guard current == nil, entry.sequence == lastApplied + 1 else { continue }
+            let action = Message.Action(
+                epoch: entry.epoch, sequence: entry.sequence, actionType: entry.actionType, payload: entry.payload,
+                error: entry.error, plan: entry.plan)
+            var dispatch = LocalDispatch(action: action, hosted: { self.storesByName[$0] != nil })
+            dispatch.isReplay = true
+            // Remote stores' recorded outcomes; a store missing from the record counts as lost.
+            dispatch.learn(entry.outputs.filter { storesByName[$0.store] == nil })
+            dispatch.learn(entry.plan.filter { storesByName[$0.store] == nil }.map {
+                StoreOutput(store: $0.store, status: .lost, message: "not in the recorded history")
+            })
+            current = dispatch
+            advance()
+        }
+        drive()
+        catchUp()
+    }
+
+    func reacknowledge(_ sequence: UInt64) {
+        guard let results = ackMemory[sequence] else { return }
+        send(.ack(.init(epoch: epoch, sequence: sequence, results: results)))
+    }
+
+    func remember(_ sequence: UInt64, _ results: [StoreResult]) {
+        guard !results.isEmpty else { return }
+        ackMemory[sequence] = results
+        ackMemoryOrder.push(sequence)
+        while ackMemoryOrder.count > ackMemoryLimit, let old = ackMemoryOrder.pop() { ackMemory[old] = nil }
+    }
+
+    func cascade(_ action: AnyAction, requestID: String) throws {
+        send(.dispatch(.init(
+            requestID: requestID, actionType: action.name, payload: try action.encodedPayload(),
+            error: action.error?.message)))
+    }
+
+    func answer(_ request: Message.StateRequest) {
+        guard let store = storesByName[request.store], let state = try? store.encodedState() else {
+            logger.warning("state requested for a store this worker does not host", metadata: ["store": "\(request.store)"])
+            return send(.error(.init(
+                requestID: request.requestID, code: .unknownStore,
+                message: "worker `\(id)` does not host store `\(request.store)`")))
+        }
+        send(.state(.init(
+            requestID: request.requestID, store: store.name, worker: id, sequence: lastApplied,
+            digest: StateDigest.fnv1a64(state), state: state)))
+    }
+}
