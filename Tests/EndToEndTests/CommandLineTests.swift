@@ -35,7 +35,7 @@ struct CommandLineTests {
     @Test func helpListsEverySubcommandAndTheExitCodes() throws {
         let help = try Self.fluxbus(["--help"])
         #expect(help.status == 0)
-        for subcommand in ["coordinator", "worker", "dispatch", "status", "graph", "state", "demo", "bench"] {
+        for subcommand in ["coordinator", "worker", "dispatch", "status", "graph", "state", "tail", "demo", "bench", "keygen"] {
             #expect(help.output.contains(subcommand))
         }
         for code in ["0  done", "1  the dispatch completed", "2  usage", "3  unreachable", "4  refused"] {
@@ -43,7 +43,7 @@ struct CommandLineTests {
         }
     }
 
-    @Test(arguments: ["coordinator", "worker", "dispatch", "status", "graph", "state", "demo", "bench"])
+    @Test(arguments: ["coordinator", "worker", "dispatch", "status", "graph", "state", "tail", "demo", "bench", "keygen"])
     func everySubcommandHasAnAbstractAndAnExample(subcommand: String) throws {
         let help = try Self.fluxbus([subcommand, "--help"])
         #expect(help.status == 0)

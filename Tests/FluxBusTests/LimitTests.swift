@@ -65,4 +65,23 @@ struct LimitTests {
         await client.close()
         await bus.stop()
     }
+
+    /// Promise 3's edge: a replica too far behind the retained history is told so, and does not silently diverge.
+    @Test func aReplicaBehindTheRetainedHistoryIsToldSoAndStops() async throws {
+        let bus = try await TestBus { $0.historyLimit = 5 }
+        let client = try await bus.client()
+        bus.startWorker("w1", [HostedStore(CounterStore.self)])
+        try await bus.waitUntilLive(1, client: client)
+        for _ in 0..<20 { try await client.dispatch(Action(CounterStore.add, .init(by: 1))) }
+
+        let (late, task) = bus.startWorker("late", [HostedStore(CounterStore.self)])
+        let error = await #expect(throws: BusError.self) { try await task.value }
+        #expect(error?.message.contains("older than the coordinator's history, which starts at 16") == true, "\(String(describing: error))")
+        var codes: [Message.Reject.Code] = []
+        for await event in late.events { if case .rejected(let code, _) = event { codes.append(code) } }
+        #expect(codes == [.behindWindow])
+        #expect(try await client.status().workers.first { $0.id == "late" }?.state != .live)
+        await client.close()
+        await bus.stop()
+    }
 }
