@@ -2,7 +2,7 @@
 SWIFT ?= swift
 VENV  := .venv
 
-.PHONY: deps test demo build release bench clean
+.PHONY: deps test verify-deploy demo build release bench clean
 
 # Install what a fresh Debian machine with Swift lacks: libzmq (and pkg-config to find it).
 deps:
@@ -23,7 +23,18 @@ release: deps
 # of the cooperative pool that the networked tests need.
 test: deps
 	$(SWIFT) build --build-tests
+	@$(MAKE) --no-print-directory verify-deploy
 	$(SWIFT) test --skip-build --no-parallel
+
+# The deployment files: the systemd units with `systemd-analyze verify` (skipped where it is absent), and the
+# scripts with shellcheck where it is installed.
+verify-deploy:
+	@deploy/systemd/verify-units.sh
+	@if command -v shellcheck >/dev/null 2>&1; then \
+		shellcheck deploy/*.sh deploy/systemd/*.sh && echo "ok: shellcheck deploy/*.sh deploy/systemd/*.sh"; \
+	else \
+		echo "skipped: shellcheck not found (apt-get install shellcheck)"; \
+	fi
 
 demo: deps
 	$(SWIFT) run -c release fluxbus demo
