@@ -80,7 +80,7 @@ is_ours() {
     local pid=$1 control=$2
     kill -0 "$pid" 2>/dev/null || return 1
     [ -r "/proc/$pid/cmdline" ] || return 0
-    tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF -- "$control"
+    { tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null | grep -qF -- "$control"
 }
 
 start() {
