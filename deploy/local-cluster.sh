@@ -176,16 +176,31 @@ start() {
     echo "  $fluxbus dispatch ${example:-TYPE JSON}"
 }
 
+# close_inherited_fds: closes every descriptor above 2 in this (sub)shell, so that a background process does not
+# keep its caller's pipes and sockets open: a caller waiting for one to close (Foundation's Process waits on a
+# socket it shares with the child; a pipe reader waits for EOF) would otherwise wait for the cluster's whole life.
+close_inherited_fds() {
+    local fd number
+    [ -d "/proc/$BASHPID/fd" ] || return 0
+    for fd in /proc/"$BASHPID"/fd/*; do
+        number=${fd##*/}
+        if [ "$number" -gt 2 ]; then { eval "exec $number>&-"; } 2>/dev/null || true; fi
+    done
+}
+
 # launch NAME COMMAND...: starts COMMAND in the background, in its own session where setsid exists (so that a
-# Ctrl-C or a closed terminal does not reach it), logging to NAME.log and recording its pid in NAME.pid.
+# Ctrl-C or a closed terminal does not reach it), with no descriptor of ours but its log, which is NAME.log; its
+# pid goes to NAME.pid. (The subshell execs setsid, which execs COMMAND: one pid throughout.)
 launch() {
     local name=$1
     shift
-    if command -v setsid >/dev/null 2>&1; then
-        setsid "$@" </dev/null >"$dir/$name.log" 2>&1 &
-    else
-        "$@" </dev/null >"$dir/$name.log" 2>&1 &
-    fi
+    (
+        close_inherited_fds
+        if command -v setsid >/dev/null 2>&1; then
+            exec setsid "$@" </dev/null >"$dir/$name.log" 2>&1
+        fi
+        exec "$@" </dev/null >"$dir/$name.log" 2>&1
+    ) &
     echo $! >"$dir/$name.pid"
 }
 

@@ -68,11 +68,27 @@ is_ours() {
     { tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null | grep -qF -- "$(recorded coordinator_address)"
 }
 
-# launch NAMESPACE NAME ARGS...: runs `fluxbus ARGS...` in the namespace, in its own session, logging to NAME.log.
+# close_inherited_fds: closes every descriptor above 2 in this (sub)shell, so that a background process does not
+# keep its caller's pipes and sockets open: a caller waiting for one to close (Foundation's Process waits on a
+# socket it shares with the child; a pipe reader waits for EOF) would otherwise wait for the cluster's whole life.
+close_inherited_fds() {
+    local fd number
+    [ -d "/proc/$BASHPID/fd" ] || return 0
+    for fd in /proc/"$BASHPID"/fd/*; do
+        number=${fd##*/}
+        if [ "$number" -gt 2 ]; then { eval "exec $number>&-"; } 2>/dev/null || true; fi
+    done
+}
+
+# launch NAMESPACE NAME ARGS...: runs `fluxbus ARGS...` in the namespace, in its own session, with no descriptor
+# of ours but its log, NAME.log; its pid goes to NAME.pid (setsid and ip netns exec both exec: one pid throughout).
 launch() {
     local namespace=$1 name=$2
     shift 2
-    setsid ip netns exec "$namespace" "$fluxbus" "$@" </dev/null >"$dir/$name.log" 2>&1 &
+    (
+        close_inherited_fds
+        exec setsid ip netns exec "$namespace" "$fluxbus" "$@" </dev/null >"$dir/$name.log" 2>&1
+    ) &
     echo $! >"$dir/$name.pid"
 }
 
