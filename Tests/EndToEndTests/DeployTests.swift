@@ -86,9 +86,9 @@ struct DeployTests {
             "FLUXBUS": Cluster.binary.path, "FLUXBUS_CLUSTER_DIR": directory.path,
             "FLUXBUS_CONTROL": control, "FLUXBUS_PUBLISH": "ipc://\(directory.path)/pub",
         ]
-        let start = try Self.script("local-cluster.sh", ["start", "2"], environment: environment)
-        // Whatever happens below, leave no process behind.
+        // Whatever happens below, even a start that fails half-way, leave no process behind.
         defer { _ = try? Self.script("local-cluster.sh", ["stop"], environment: environment) }
+        let start = try Self.script("local-cluster.sh", ["start", "2"], environment: environment)
         #expect(start.status == 0, "\(start.output)\n\(start.error)")
         #expect(start.output.contains("w1") && start.output.contains("w2") && start.output.contains("live"))
         let pids = try Self.recordedPids(in: directory)
@@ -146,8 +146,8 @@ struct DeployTests {
         let directory = try Self.temporaryDirectory("fluxbus-2h")
         defer { try? FileManager.default.removeItem(at: directory) }
         let environment = ["FLUXBUS": Cluster.binary.path, "FLUXBUS_TWO_HOSTS_DIR": directory.path]
-        let up = try Self.script("two-hosts.sh", ["up", "2"], environment: environment)
         defer { _ = try? Self.script("two-hosts.sh", ["down"], environment: environment) }
+        let up = try Self.script("two-hosts.sh", ["up", "2"], environment: environment)
         #expect(up.status == 0, "\(up.output)\n\(up.error)")
 
         let state = try String(contentsOf: directory.appendingPathComponent("state"), encoding: .utf8)
