@@ -5,7 +5,7 @@ PYTHON ?= python3
 # pyzmq's wheels bundle their own libzmq; pinned so that every machine runs the same.
 PYZMQ := 27.3.0
 
-.PHONY: deps deps-system deps-python test demo build release bench fuzz clean
+.PHONY: deps deps-system deps-python test verify-deploy demo build release bench fuzz clean
 
 # Install what a fresh Debian machine with Swift lacks: libzmq (and pkg-config to find it), and a virtual
 # environment .venv with pyzmq for the end-to-end tests' foreign worker.
@@ -37,8 +37,19 @@ release: deps-system
 # of the cooperative pool that the networked tests need.
 test: deps
 	$(SWIFT) build --build-tests
+	@$(MAKE) --no-print-directory verify-deploy
 	$(SWIFT) test --skip-build --no-parallel
 	$(MAKE) fuzz
+
+# The deployment files: the systemd units with `systemd-analyze verify` (skipped where it is absent), and the
+# scripts with shellcheck where it is installed.
+verify-deploy:
+	@deploy/systemd/verify-units.sh
+	@if command -v shellcheck >/dev/null 2>&1; then \
+		shellcheck deploy/*.sh deploy/systemd/*.sh && echo "ok: shellcheck deploy/*.sh deploy/systemd/*.sh"; \
+	else \
+		echo "skipped: shellcheck not found (apt-get install shellcheck)"; \
+	fi
 
 demo: deps-system
 	$(SWIFT) run -c release fluxbus demo
