@@ -31,7 +31,7 @@ struct WorkerCommand: AsyncParsableCommand {
     var stores: [String] = []
 
     @Option(name: .customLong("coordinator"), help: ArgumentHelp(
-        "The coordinator's control endpoint; defaults to $FLUXBUS_COORDINATOR, then \(BusDefaults.controlEndpoint).",
+        "The coordinator's control endpoint; defaults to $FLUXBUS_COORDINATOR, then the config file's \"coordinator\", then \(BusDefaults.controlEndpoint).",
         valueName: "endpoint"))
     var endpoint: String?
 

@@ -174,10 +174,10 @@ public final class Coordinator: Service, Sendable {
         } catch {
             throw BusError(
                 code: .usage,
-                message: "cannot bind the \(role) endpoint \(endpoint): \(error). "
+                message: "cannot bind the \(role) endpoint \(endpoint): \(error.message). "
                     + (error.errno == EADDRINUSE
-                        ? "Another process (perhaps another coordinator) uses it; stop it or choose another --\(role) endpoint."
-                        : "Check the endpoint's form, e.g. tcp://127.0.0.1:7401 or ipc:///tmp/fluxbus.sock."))
+                        ? "Another process, perhaps another coordinator, is bound there: stop it, or pass another --\(role) endpoint."
+                        : "Check the endpoint's form, for example tcp://127.0.0.1:7401 or ipc:///run/fluxbus/control."))
         }
     }
 }

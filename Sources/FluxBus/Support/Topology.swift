@@ -17,7 +17,8 @@ public struct Topology: Codable, Sendable, Hashable {
     public struct Store: Codable, Sendable, Hashable {
         public var name: String
         public var dependsOn: [String]
-        /// How many live replicas the store should have; `status` flags stores with fewer.
+        /// How many replicas the store is meant to have; at least 1. Checked for form only: the coordinator does not
+        /// yet enforce it or flag stores with fewer.
         public var replicas: Int
 
         public init(name: String, dependsOn: [String] = [], replicas: Int = 1) {

@@ -37,6 +37,9 @@ public final class Worker: Service, Sendable {
         (eventStream, eventContinuation) = AsyncStream.makeStream(of: WorkerEvent.self, bufferingPolicy: .bufferingNewest(100_000))
     }
 
+    /// How long a graceful stop waits for the dispatch in hand before the worker stops anyway.
+    public static let shutdownDeadline = Duration.seconds(10)
+
     /// What the worker reports as it runs. One consumer.
     public var events: AsyncStream<WorkerEvent> { eventStream }
 
@@ -101,7 +104,11 @@ public final class Worker: Service, Sendable {
             outcome = try await withGracefulShutdownHandler {
                 try await stopped.value()
             } onGracefulShutdown: {
-                loop.execute { _ in engine.value.beginShutdown() }
+                loop.execute { scope in
+                    engine.value.beginShutdown()
+                    // A dispatch in hand may wait for a RELEASE from a coordinator that is gone: do not wait for ever.
+                    scope.schedule(after: Worker.shutdownDeadline) { engine.value.stopNow(reason: "the dispatch in hand did not finish within \(Worker.shutdownDeadline)") }
+                }
             }
         } catch {
             // Cancelled: stop at once, without waiting for the dispatch in hand.

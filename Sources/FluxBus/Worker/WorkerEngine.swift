@@ -247,7 +247,14 @@ final class WorkerEngine {
             if lastHelloAt.map({ now - $0 >= .seconds(1) }) ?? true { sayHello() }
         case .catchingUp, .live:
             if now - lastHeard > deadline {
-                logger.warning("the coordinator is silent; joining again", metadata: ["silentMillis": "\((now - lastHeard).milliseconds)"])
+                if phase == .catchingUp, !heardOnSubscriber {
+                    logger.warning("nothing arrived on the subscription to the publish endpoint; joining again", metadata: [
+                        "publish": "\(subscribedEndpoint ?? "?")",
+                        "hint": "check that this host can reach it; the coordinator's --advertise sets what workers are told",
+                    ])
+                } else {
+                    logger.warning("the coordinator is silent; joining again", metadata: ["silentMillis": "\((now - lastHeard).milliseconds)"])
+                }
                 lastHeard = now
                 return sayHello()
             }
@@ -260,6 +267,13 @@ final class WorkerEngine {
     }
 
     var heartbeatInterval: Duration { heartbeat }
+
+    /// Stops without waiting any longer for the dispatch in hand; says goodbye if joined.
+    func stopNow(reason: String) {
+        guard phase != .stopped else { return }
+        logger.warning("stopping without finishing the dispatch in hand: \(reason)")
+        sayGoodbye()
+    }
 
     /// Finishes the dispatch in hand, then says goodbye and stops.
     func beginShutdown() {
