@@ -101,4 +101,31 @@ struct OperationsTests {
         #expect(notEnough.status == 3)
         await cluster.stop()
     }
+
+    /// A worker waiting for a RELEASE that will never come (its coordinator was killed) still stops on SIGTERM:
+    /// after ``Worker/shutdownDeadline`` it gives up on the dispatch in hand and exits 0.
+    @Test func aWorkerWaitingOnAGoneCoordinatorStillStopsOnSIGTERM() async throws {
+        let cluster = try Cluster()
+        let coordinator = try cluster.startCoordinator(["--ack-timeout", "30"])
+        try cluster.startWorker("w-country", stores: ["country=country"])
+        try cluster.startWorker("w-city", stores: ["city=city"])
+        let client = try await cluster.client(timeout: .seconds(2))
+        try await cluster.waitUntilLive(2, client: client)
+
+        // Country's worker is stopped, so the coordinator never releases country to city's worker.
+        kill(try #require(cluster.pid("w-country")), SIGSTOP)
+        _ = try? await client.dispatch("country-update", json: #"{"country":"Japan"}"#, timeout: .milliseconds(300))
+        kill(coordinator.processIdentifier, SIGKILL)
+        await client.close()
+
+        let city = try #require(cluster.pid("w-city"))
+        let start = ContinuousClock.now
+        kill(city, SIGTERM)
+        let statuses = await cluster.processes.stop(["w-city"], grace: Worker.shutdownDeadline + .seconds(10))
+        #expect(statuses["w-city"] == 0, "\(cluster.log("w-city"))")
+        #expect(ContinuousClock.now - start < Worker.shutdownDeadline + .seconds(8))
+        #expect(cluster.log("w-city").contains("stopping without finishing the dispatch in hand"))
+        kill(try #require(cluster.pid("w-country")), SIGCONT)
+        await cluster.stop()
+    }
 }
