@@ -41,22 +41,10 @@ die() { echo "local-cluster: $*" >&2; exit 1; }
 bad_usage() { echo "local-cluster: $*" >&2; usage >&2; exit 2; }
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=deploy/common.sh
+. "$root/deploy/common.sh"
 dir=${FLUXBUS_CLUSTER_DIR:-./fluxbus-cluster}
 
-find_fluxbus() {
-    if [ -n "${FLUXBUS:-}" ]; then
-        [ -x "$FLUXBUS" ] || die "FLUXBUS=$FLUXBUS is not an executable file"
-        echo "$FLUXBUS"
-    elif [ -x "$root/.build/release/fluxbus" ]; then
-        echo "$root/.build/release/fluxbus"
-    elif [ -x "$root/.build/debug/fluxbus" ]; then
-        echo "$root/.build/debug/fluxbus"
-    elif command -v fluxbus >/dev/null 2>&1; then
-        command -v fluxbus
-    else
-        die "no fluxbus binary: build one (swift build), put it on PATH, or set FLUXBUS"
-    fi
-}
 
 # The control endpoint recorded by start.
 recorded_control() {
@@ -176,17 +164,6 @@ start() {
     echo "  $fluxbus dispatch ${example:-TYPE JSON}"
 }
 
-# close_inherited_fds: closes every descriptor above 2 in this (sub)shell, so that a background process does not
-# keep its caller's pipes and sockets open: a caller waiting for one to close (Foundation's Process waits on a
-# socket it shares with the child; a pipe reader waits for EOF) would otherwise wait for the cluster's whole life.
-close_inherited_fds() {
-    local fd number
-    [ -d "/proc/$BASHPID/fd" ] || return 0
-    for fd in /proc/"$BASHPID"/fd/*; do
-        number=${fd##*/}
-        if [ "$number" -gt 2 ]; then { eval "exec $number>&-"; } 2>/dev/null || true; fi
-    done
-}
 
 # launch NAME COMMAND...: starts COMMAND in the background, in its own session where setsid exists (so that a
 # Ctrl-C or a closed terminal does not reach it), with no descriptor of ours but its log, which is NAME.log; its

@@ -33,6 +33,8 @@ die() { echo "two-hosts: $*" >&2; exit 1; }
 bad_usage() { echo "two-hosts: $*" >&2; usage >&2; exit 2; }
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=deploy/common.sh
+. "$root/deploy/common.sh"
 dir=${FLUXBUS_TWO_HOSTS_DIR:-./fluxbus-two-hosts}
 
 require_root_and_ip() {
@@ -40,20 +42,6 @@ require_root_and_ip() {
     command -v ip >/dev/null 2>&1 || die "needs the ip command from iproute2 (apt-get install iproute2)"
 }
 
-find_fluxbus() {
-    if [ -n "${FLUXBUS:-}" ]; then
-        [ -x "$FLUXBUS" ] || die "FLUXBUS=$FLUXBUS is not an executable file"
-        echo "$FLUXBUS"
-    elif [ -x "$root/.build/release/fluxbus" ]; then
-        echo "$root/.build/release/fluxbus"
-    elif [ -x "$root/.build/debug/fluxbus" ]; then
-        echo "$root/.build/debug/fluxbus"
-    elif command -v fluxbus >/dev/null 2>&1; then
-        command -v fluxbus
-    else
-        die "no fluxbus binary: build one (swift build), put it on PATH, or set FLUXBUS"
-    fi
-}
 
 # record KEY VALUE / recorded KEY: the state file, one KEY=VALUE a line, never sourced.
 record() { echo "$1=$2" >>"$dir/state"; }
@@ -68,17 +56,6 @@ is_ours() {
     { tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null | grep -qF -- "$(recorded coordinator_address)"
 }
 
-# close_inherited_fds: closes every descriptor above 2 in this (sub)shell, so that a background process does not
-# keep its caller's pipes and sockets open: a caller waiting for one to close (Foundation's Process waits on a
-# socket it shares with the child; a pipe reader waits for EOF) would otherwise wait for the cluster's whole life.
-close_inherited_fds() {
-    local fd number
-    [ -d "/proc/$BASHPID/fd" ] || return 0
-    for fd in /proc/"$BASHPID"/fd/*; do
-        number=${fd##*/}
-        if [ "$number" -gt 2 ]; then { eval "exec $number>&-"; } 2>/dev/null || true; fi
-    done
-}
 
 # launch NAMESPACE NAME ARGS...: runs `fluxbus ARGS...` in the namespace, in its own session, with no descriptor
 # of ours but its log, NAME.log; its pid goes to NAME.pid (setsid and ip netns exec both exec: one pid throughout).
