@@ -78,11 +78,6 @@ public struct StoreSpec: Sendable, Hashable, CustomStringConvertible {
         self.handles = handles
     }
 
-    /// Creates the store this spec describes.
-    package func makeStore() -> AnyStore {
-        AnyStore(StoreKind.type(named: kind)!, name: name, dependencies: dependencies, limitedTo: handles)
-    }
-
     public var description: String {
         var text = "\(name)=\(kind)"
         if let dependencies { text += ",after=" + dependencies.joined(separator: "+") }

@@ -50,7 +50,6 @@ final class WorkerEngine {
     var security: PeerSecurity?
     /// Fault injection: see ``WorkerConfiguration/dropPublishedRate``.
     var dropPublishedRate = 0.0
-    var droppedByInjection = 0
 
     init(
         id: String, stores: [AnyStore], lastApplied: UInt64 = 0, scope: IOLoopScope, dealer: ZMQSocket,
@@ -158,7 +157,6 @@ final class WorkerEngine {
     func drain(_ socket: ZMQSocket, fromSubscriber: Bool) throws {
         while let frames = try socket.tryReceive() {
             if fromSubscriber, dropPublishedRate > 0, Double.random(in: 0..<1) < dropPublishedRate {
-                droppedByInjection += 1
                 continue
             }
             let message: Message
