@@ -281,7 +281,9 @@ final class WorkerEngine {
 
     func sayGoodbye() {
         guard phase != .stopped else { return }
-        if phase != .joining { send(.goodbye(.init(reason: "shutting down"))) }
+        // Even while joining: a HELLO may be on its way, and the coordinator would otherwise register a worker that
+        // has left. A GOODBYE from a peer it does not know is ignored.
+        if lastHelloAt != nil { send(.goodbye(.init(reason: "shutting down"))) }
         stop(nil)
     }
 
