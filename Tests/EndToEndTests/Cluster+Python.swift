@@ -2,10 +2,6 @@ import Foundation
 
 /// The foreign worker: `Tests/ForeignWorker/fluxbus_worker.py`, run by the `.venv` that `make deps` creates.
 extension Cluster {
-    /// The package root, from this file's path: `Tests/EndToEndTests/Cluster+Python.swift`.
-    static let packageRoot: URL = URL(fileURLWithPath: "\(#filePath)")
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-
     /// The virtual environment's Python, which has pyzmq.
     static var python: URL { packageRoot.appendingPathComponent(".venv/bin/python") }
 

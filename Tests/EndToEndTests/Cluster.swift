@@ -11,6 +11,10 @@ final class Cluster: Sendable {
     let control: String
     let publish: String
 
+    /// The package root, from this file's path: `Tests/EndToEndTests/Cluster.swift`.
+    static let packageRoot = URL(fileURLWithPath: "\(#filePath)")
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
     /// The `fluxbus` executable that `swift build` put beside the test bundle.
     static let binary: URL = {
         let bundleDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()

@@ -6,9 +6,7 @@ import Testing
 /// `two-hosts.sh` across two network namespaces where this machine allows them.
 @Suite("Deployment scripts", .timeLimit(.minutes(2)))
 struct DeployTests {
-    /// The package root, from this file's path: Tests/EndToEndTests/DeployTests.swift.
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
+    static var root: URL { Cluster.packageRoot }
 
     /// Runs `deploy/SCRIPT ARGUMENTS…` to completion with extra environment variables. Its output goes through
     /// files rather than pipes, so that neither can fill up while the other is read.

@@ -35,17 +35,9 @@ struct ForeignWorkerTests {
         }
         #expect(status.stores.first { $0.name == "counter" }?.divergedAt == 0)
 
-        // With the Swift worker gone, the Python worker is the one live replica: its own state must be Swift's bytes.
-        try await Self.stop(swift, leaving: "sw1", client: client, cluster: cluster)
-        let state = try await client.state(of: "counter")
-        #expect(state.worker == "py1")
-        #expect(state.sequence == 200)
-        #expect(state.state == expected, "py1 says \(String(decoding: state.state, as: UTF8.self))")
-        #expect(state.digest == StateDigest.fnv1a64(expected))
+        try await Self.expectPythonAloneHolds(run.total, at: 200, after: swift, client: client, cluster: cluster)
 
-        await client.close()
-        let exits = await cluster.stop()
-        #expect(exits == ["coordinator": 0, "py1": 0, "sw1": 0], "\(Self.logs(of: ["coordinator", "py1", "sw1"], in: cluster))")
+        await Self.finish(client: client, cluster: cluster)
     }
 
     @Test("A Python worker that joins after 50 dispatches catches up by replay and then matches the Swift replica")
@@ -69,16 +61,9 @@ struct ForeignWorkerTests {
         let after = try await Self.dispatchAdds(30, from: before.total, client: client, expecting: ["py1", "sw1"])
         #expect(after.problems.isEmpty, "\(after.problems.prefix(10).joined(separator: "\n"))\n\(cluster.allLogs())")
 
-        try await Self.stop(swift, leaving: "sw1", client: client, cluster: cluster)
-        let state = try await client.state(of: "counter")
-        let expected = try Self.counterState(after.total)
-        #expect(state.worker == "py1")
-        #expect(state.sequence == 80)
-        #expect(state.state == expected, "py1 says \(String(decoding: state.state, as: UTF8.self))")
+        try await Self.expectPythonAloneHolds(after.total, at: 80, after: swift, client: client, cluster: cluster)
 
-        await client.close()
-        let exits = await cluster.stop()
-        #expect(exits == ["coordinator": 0, "py1": 0, "sw1": 0], "\(Self.logs(of: ["coordinator", "py1", "sw1"], in: cluster))")
+        await Self.finish(client: client, cluster: cluster)
     }
 
     @Test("A Python worker that joins while dispatches stream applies each exactly once")
@@ -116,15 +101,9 @@ struct ForeignWorkerTests {
         sequence += 20
 
         // The Python worker applied every dispatch exactly once, in order.
-        try await Self.stop(swift, leaving: "sw1", client: client, cluster: cluster)
-        let state = try await client.state(of: "counter")
-        #expect(state.worker == "py1")
-        #expect(state.sequence == sequence)
-        #expect(state.state == (try Self.counterState(run.total)), "py1 says \(String(decoding: state.state, as: UTF8.self))")
+        try await Self.expectPythonAloneHolds(run.total, at: sequence, after: swift, client: client, cluster: cluster)
 
-        await client.close()
-        let exits = await cluster.stop()
-        #expect(exits == ["coordinator": 0, "py1": 0, "sw1": 0], "\(Self.logs(of: ["coordinator", "py1", "sw1"], in: cluster))")
+        await Self.finish(client: client, cluster: cluster)
     }
 
     // MARK: - Helpers
@@ -158,9 +137,25 @@ struct ForeignWorkerTests {
         return Array(try encoder.encode(CounterStore.State(value: value)))
     }
 
-    /// The logs of processes the cluster has already stopped (``Cluster/allLogs()`` only covers running ones).
-    static func logs(of names: [String], in cluster: Cluster) -> String {
-        names.map { "--- \($0) ---\n" + cluster.log($0).suffix(3000) }.joined(separator: "\n")
+    /// Stops the Swift replica, then checks that py1, the one live replica left, holds exactly `total` as of
+    /// `sequence`: Swift's bytes and digest for that state, from the Python worker's own STATE.
+    static func expectPythonAloneHolds(
+        _ total: Int, at sequence: UInt64, after swift: Process, client: BusClient, cluster: Cluster
+    ) async throws {
+        try await stop(swift, leaving: "sw1", client: client, cluster: cluster)
+        let state = try await client.state(of: "counter")
+        let expected = try counterState(total)
+        #expect(state.worker == "py1")
+        #expect(state.sequence == sequence)
+        #expect(state.state == expected, "py1 says \(String(decoding: state.state, as: UTF8.self))")
+        #expect(state.digest == StateDigest.fnv1a64(expected))
+    }
+
+    /// Closes the client and stops the cluster: every process must exit 0.
+    static func finish(client: BusClient, cluster: Cluster) async {
+        await client.close()
+        let exits = await cluster.stop()
+        #expect(exits == ["coordinator": 0, "py1": 0, "sw1": 0], "\(cluster.allLogs())")
     }
 
     /// SIGTERMs one worker and waits until it has exited and the coordinator no longer counts it.
