@@ -7,17 +7,18 @@ PYZMQ := 27.3.0
 
 .PHONY: deps deps-system deps-python test verify-deploy demo build release bench fuzz clean
 
-# Install what a fresh Debian machine with Swift lacks: libzmq (and pkg-config to find it), and a virtual
+# Install what a fresh Debian machine with Swift lacks: libzmq and SQLite (and pkg-config to find them), and a virtual
 # environment .venv with pyzmq for the end-to-end tests' foreign worker.
 deps: deps-system deps-python
 
 deps-system:
-	@if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists libzmq; then \
-		echo "==> installing libzmq3-dev and pkg-config with apt"; \
+	@if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists libzmq || ! pkg-config --exists sqlite3; then \
+		echo "==> installing libzmq3-dev, libsqlite3-dev and pkg-config with apt"; \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-		$$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libzmq3-dev pkg-config; \
+		$$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libzmq3-dev libsqlite3-dev pkg-config; \
 	fi
 	@pkg-config --modversion libzmq | sed 's/^/==> libzmq /'
+	@pkg-config --modversion sqlite3 | sed 's/^/==> sqlite3 /'
 
 deps-python:
 	@if ! $(VENV)/bin/python -c 'import zmq' >/dev/null 2>&1; then \
