@@ -131,7 +131,7 @@ start() {
     echo "fluxbus: $fluxbus"
     echo "run directory: $dir"
 
-    launch coordinator "$fluxbus" coordinator --control "$control" --publish "$publish"
+    launch coordinator "$fluxbus" coordinator --control "$control" --publish "$publish" --data-dir "$dir/data"
     # Wait for the coordinator to answer, so that a failure to bind is reported as such.
     local tries=0
     until "$fluxbus" status --coordinator "$control" --timeout 1 >/dev/null 2>&1; do

@@ -119,7 +119,7 @@ up() {
     done
 
     launch "$chost" coordinator coordinator --control "tcp://$caddress:7401" --control "$control" \
-        --publish "tcp://$caddress:7400"
+        --publish "tcp://$caddress:7400" --data-dir "$dir/data"
     local index
     for index in $(seq 1 "$count"); do
         launch "$whost" "far$index" worker --id "far$index" --store counter=counter \

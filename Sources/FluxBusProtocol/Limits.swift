@@ -38,7 +38,7 @@ public struct Limits: Sendable, Hashable {
     }
 
     /// What the wire format can represent at all: the encoder's own bounds.
-    static let representable = Limits(
+    package static let representable = Limits(
         maxFrameBytes: .max,
         maxStringBytes: Int(UInt16.max),
         maxBytesField: Int(UInt32.max),

@@ -78,11 +78,13 @@ public struct StoreStatus: Sendable, Hashable {
     public var divergedAt: UInt64
     /// Its replicas.
     public var replicas: [Replica]
+    /// The sequence of the newest snapshot of its state the coordinator holds; 0 when it holds none.
+    public var snapshotSequence: UInt64
 
     /// A store status with the given fields.
     public init(
         name: String, dependsOn: [String], handlesAll: Bool, handles: [String], waitingFor: [String],
-        divergedAt: UInt64, replicas: [Replica]
+        divergedAt: UInt64, replicas: [Replica], snapshotSequence: UInt64 = 0
     ) {
         self.name = name
         self.dependsOn = dependsOn
@@ -91,6 +93,7 @@ public struct StoreStatus: Sendable, Hashable {
         self.waitingFor = waitingFor
         self.divergedAt = divergedAt
         self.replicas = replicas
+        self.snapshotSequence = snapshotSequence
     }
 }
 
@@ -107,6 +110,7 @@ extension StoreStatus: WireItem {
         try visitor.list(&waitingFor, "waitingFor")
         try visitor.u64(&divergedAt, "divergedAt")
         try visitor.list(&replicas, "replicas")
+        try visitor.u64(&snapshotSequence, "snapshotSequence")
     }
 }
 

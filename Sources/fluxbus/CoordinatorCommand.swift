@@ -11,9 +11,15 @@ struct CoordinatorCommand: AsyncParsableCommand {
             Binds a ROUTER (--control) for workers and clients and a PUB (--publish) for the action stream. \
             SIGTERM or SIGINT stops it gracefully: it refuses new dispatches, completes those in hand, and exits 0.
 
+            Every action is logged in --data-dir before it is published. Restarted, even after SIGKILL, the \
+            coordinator resumes from the log under a new epoch and runs again what was logged and not completed; \
+            workers rejoin by themselves. A log it cannot read stops it at start-up (exit 5) instead of starting an \
+            empty bus: see docs/OPERATIONS.md for backups and recovery.
+
             Examples:
               fluxbus coordinator
               fluxbus coordinator --control tcp://127.0.0.1:7401 --publish tcp://127.0.0.1:7400 --topology flight.json
+              fluxbus coordinator --data-dir /var/lib/fluxbus --sync batch --retain 1000000
             """)
 
     @Option(help: ArgumentHelp(
@@ -49,8 +55,23 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @Option(help: "Dispatches that may wait behind the one in flight before clients are told the bus is busy.")
     var queueLimit = BusDefaults.queueLimit
 
-    @Option(help: "Completed dispatches kept in memory for workers that catch up.")
-    var historyLimit = BusDefaults.historyLimit
+    @Option(help: ArgumentHelp(
+        "Where the durable log lives (log.sqlite inside). A restarted coordinator resumes from it.", valueName: "dir"))
+    var dataDir = "./fluxbus-data"
+
+    @Flag(help: "Keep the log in memory instead of --data-dir: a restart then starts a new bus, and workers that applied the old one are refused.")
+    var inMemory = false
+
+    @Option(help: ArgumentHelp(
+        "How log commits reach the disk: always (fsync before any client hears of it), batch (synced every 50 ms), off (left to the OS).",
+        valueName: "mode"))
+    var sync = LogSync.always.rawValue
+
+    @Option(help: "Completed dispatches the log keeps at least; older ones are dropped once every store has a snapshot.")
+    var retain = BusDefaults.retain
+
+    @Option(help: "After a restart, seconds dispatching waits for the previous run's stores to have a live replica again.")
+    var recoveryGraceSeconds: Double = 10
 
     @Option(help: "The largest action payload accepted, in bytes; a larger dispatch is refused.")
     var maxPayloadBytes = 1 << 20
@@ -85,10 +106,14 @@ struct CoordinatorCommand: AsyncParsableCommand {
         guard ackTimeout > 0 else { throw ValidationError("--ack-timeout must be positive") }
         guard heartbeatMs >= 10 else { throw ValidationError("--heartbeat-ms must be at least 10") }
         guard resendMs >= 1 else { throw ValidationError("--resend-ms must be at least 1") }
-        guard queueLimit > 0, historyLimit > 0, maxWorkers > 0, maxStoresPerWorker > 0, maxPayloadBytes > 0,
+        guard LogSync(rawValue: sync) != nil else {
+            throw ValidationError("--sync must be always, batch or off, not '\(sync)'")
+        }
+        guard recoveryGraceSeconds >= 0 else { throw ValidationError("--recovery-grace-seconds must not be negative") }
+        guard queueLimit > 0, retain > 0, maxWorkers > 0, maxStoresPerWorker > 0, maxPayloadBytes > 0,
             maxMessageBytes > 0, maxMalformedPerSecond > 0, quarantineSeconds >= 0
         else {
-            throw ValidationError("the queue, history and --max-… limits must be positive")
+            throw ValidationError("--queue-limit, --retain and the --max-… limits must be positive")
         }
         guard (curveSecretKey == nil) == (authorizedKeys == nil) else {
             throw ValidationError("CURVE needs both --curve-secret-key and --authorized-keys: without a list of keys, CURVE would encrypt but admit anyone")
@@ -105,7 +130,10 @@ struct CoordinatorCommand: AsyncParsableCommand {
                 controlEndpoint: control[0], publishEndpoint: publish[0], advertisedPublishEndpoint: advertise,
                 topology: try topology.map(Topology.load(from:)),
                 ackTimeout: .milliseconds(Int64(ackTimeout * 1000)), heartbeatInterval: .milliseconds(Int64(heartbeatMs)),
-                queueLimit: queueLimit, historyLimit: historyLimit)
+                queueLimit: queueLimit, retain: retain)
+            configuration.dataDirectory = inMemory ? nil : dataDir
+            configuration.sync = LogSync(rawValue: sync)!
+            configuration.recoveryGrace = .milliseconds(Int64(recoveryGraceSeconds * 1000))
             configuration.extraControlEndpoints = Array(control.dropFirst())
             configuration.extraPublishEndpoints = Array(publish.dropFirst())
             configuration.lostDependencyPolicy = LostDependencyPolicy(rawValue: lostDependency)!

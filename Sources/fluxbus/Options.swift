@@ -110,6 +110,7 @@ func reportFailure(_ error: any Error) -> ExitCode {
     switch error.code {
     case .usage: return ExitCode(2)
     case .refused: return ExitCode(4)
+    case .storage: return ExitCode(5)
     default: return ExitCode(3)
     }
 }

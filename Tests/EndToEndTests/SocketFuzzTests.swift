@@ -47,7 +47,7 @@ struct SocketFuzzTests {
         // Quarantine itself is tested in-process (LimitTests). A heartbeat of 250 ms (deadline 1 s) keeps honest
         // workers live on a busy 2-core machine.
         try cluster.startCoordinator([
-            "--log-format", "json", "--history-limit", "1000", "--max-malformed-per-second", "1000000",
+            "--log-format", "json", "--retain", "1000", "--max-malformed-per-second", "1000000",
             "--heartbeat-ms", "250",
         ])
         for id in ["w1", "w2"] { try cluster.startWorker(id, stores: ["counter=counter"], extra: ["--log-level", "warning"]) }

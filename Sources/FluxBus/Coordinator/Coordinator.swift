@@ -56,10 +56,22 @@ public final class Coordinator: Service, Sendable {
         }
         let configuration = self.configuration
         let logger = self.logger
-        let epoch = UInt64(Date().timeIntervalSince1970 * 1000)
+        let storageFailure = OneShot<BusError>()
         let engine: IOLoopBound<CoordinatorEngine>
         do {
             engine = try await loop.run { scope in
+                // The log first: a coordinator that cannot read its history must not take a port and look healthy.
+                let log = try ActionLog(directory: configuration.dataDirectory, sync: configuration.sync)
+                let recovered = try log.recover()
+                // Epochs grow across restarts even if the clock went back.
+                let epoch = max(UInt64(Date().timeIntervalSince1970 * 1000), recovered.lastEpoch + 1)
+                if recovered.lastSequence > 0 {
+                    logger.info("recovered the log", metadata: [
+                        "path": "\(log.path ?? "memory")", "lastSequence": "\(recovered.lastSequence)",
+                        "lastCompleted": "\(recovered.lastCompleted)", "toDispatchAgain": "\(recovered.pending.count)",
+                        "logStartsAt": "\(log.oldestRetained)",
+                    ])
+                }
                 if let security = configuration.security { try Self.serveZAP(security, in: scope, logger: logger) }
                 let router = try scope.socket(.router)
                 try configuration.security.map { try Self.secure(router, with: $0) }
@@ -89,8 +101,10 @@ public final class Coordinator: Service, Sendable {
                 let advertised = try configuration.advertisedPublishEndpoint ?? publisher.lastEndpoint
                 for endpoint in configuration.extraPublishEndpoints { try Self.bind(publisher, to: endpoint, role: "publish") }
                 let engine = CoordinatorEngine(
-                    configuration: configuration, epoch: epoch, router: router, publisher: publisher,
-                    controlEndpoint: controlEndpoint, advertisedPublishEndpoint: advertised, logger: logger)
+                    configuration: configuration, epoch: epoch, log: log, recovered: recovered, router: router,
+                    publisher: publisher, controlEndpoint: controlEndpoint, advertisedPublishEndpoint: advertised,
+                    logger: logger, onStorageFailure: { storageFailure.finish(.success($0)) })
+                engine.flushLog()
                 scope.add(router) { _ in try engine.drainRouter() }
                 scope.schedule(every: configuration.tickInterval) { engine.tick() }
                 return IOLoopBound(engine, scope: scope)
@@ -100,8 +114,8 @@ public final class Coordinator: Service, Sendable {
             await loop.shutdown()
             throw error
         }
-        let endpoints = try await loop.run { _ in
-            Endpoints(control: engine.value.routerEndpoint, publish: engine.value.advertisedPublishEndpoint)
+        let (endpoints, epoch) = try await loop.run { _ in
+            (Endpoints(control: engine.value.routerEndpoint, publish: engine.value.advertisedPublishEndpoint), engine.value.epoch)
         }
         bound.finish(.success(endpoints))
         if configuration.security == nil { warnAboutPlainText() }
@@ -109,7 +123,18 @@ public final class Coordinator: Service, Sendable {
             "coordinator serving",
             metadata: ["epoch": "\(epoch)", "control": "\(endpoints.control)", "publish": "\(endpoints.publish)"])
 
-        try? await gracefulShutdown()
+        // Until a shutdown signal, or until the log cannot be written.
+        let failure = await withTaskGroup(of: BusError?.self) { group in
+            group.addTask { try? await gracefulShutdown(); return nil }
+            group.addTask { try? await storageFailure.value() }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        if let failure {
+            await loop.shutdown()
+            throw failure
+        }
         logger.info("coordinator stopping: finishing the dispatches in hand")
         try? await loop.run { _ in engine.value.beginShutdown() }
         let drainDeadline = ContinuousClock.now.advanced(by: configuration.ackTimeout + .seconds(1))
@@ -123,6 +148,7 @@ public final class Coordinator: Service, Sendable {
                 "quarantined": engine.quarantinedPeers,
             ]
         }
+        try? await loop.run { _ in engine.value.flushLog() }
         await loop.shutdown()
         logger.info("coordinator stopped", metadata: (counts ?? [:]).mapValues { "\($0)" })
     }

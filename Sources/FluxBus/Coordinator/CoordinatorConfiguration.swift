@@ -39,8 +39,17 @@ public struct CoordinatorConfiguration: Sendable {
     public var livenessIntervals: Int
     /// How many dispatches may wait behind the one in flight; beyond that, requests are refused as busy.
     public var queueLimit: Int
-    /// How many completed dispatches are kept for workers that need to catch up.
-    public var historyLimit: Int
+    /// Where the durable log lives (`log.sqlite` inside it), or nil to keep the log in memory: then a restarted
+    /// coordinator starts a new bus, and workers that applied the old one are refused.
+    public var dataDirectory: String?
+    /// How the log's commits reach the disk.
+    public var sync: LogSync = .always
+    /// How many completed dispatches the log keeps at least. Beyond that, once every store has a snapshot, older
+    /// entries are dropped: a replica further behind starts from its store's snapshot.
+    public var retain: Int
+    /// After a restart, how long dispatching waits for the stores of the previous run to have a live replica again,
+    /// so that actions are not recorded as lost only because workers had not rejoined yet.
+    public var recoveryGrace: Duration = .seconds(10)
     /// How many request ids are remembered, so that a retried request gets its original result.
     public var rememberedRequests: Int
     /// At most this many entries go in one REPLAY message.
@@ -61,7 +70,7 @@ public struct CoordinatorConfiguration: Sendable {
         heartbeatInterval: Duration = BusDefaults.heartbeatInterval,
         livenessIntervals: Int = BusDefaults.livenessIntervals,
         queueLimit: Int = BusDefaults.queueLimit,
-        historyLimit: Int = BusDefaults.historyLimit,
+        retain: Int = BusDefaults.retain,
         rememberedRequests: Int = 100_000,
         replayBatch: Int = 1_000,
         firstResend: Duration = .milliseconds(200),
@@ -76,7 +85,7 @@ public struct CoordinatorConfiguration: Sendable {
         self.heartbeatInterval = heartbeatInterval
         self.livenessIntervals = livenessIntervals
         self.queueLimit = queueLimit
-        self.historyLimit = historyLimit
+        self.retain = retain
         self.rememberedRequests = rememberedRequests
         self.replayBatch = replayBatch
         self.firstResend = firstResend
@@ -91,4 +100,17 @@ public enum LostDependencyPolicy: String, Sendable, CaseIterable {
     case skip
     /// They run without its output (`context.output(of:)` returns nil), as if it had not handled the action.
     case runWithoutOutput = "run"
+}
+
+/// How the coordinator's log commits reach the disk; see docs/OPERATIONS.md.
+public enum LogSync: String, Sendable, CaseIterable {
+    /// Every group commit is fsynced before any of its actions is published, so no client is told of a dispatch
+    /// whose action is not on disk. The default.
+    case always
+    /// Commits are written at once but synced every tick (50 ms): a process crash loses nothing, a power cut at most
+    /// the last tick.
+    case batch
+    /// Never synced by FluxBus; the operating system writes when it pleases. A process crash loses nothing, a power cut
+    /// may lose or damage the log.
+    case off
 }

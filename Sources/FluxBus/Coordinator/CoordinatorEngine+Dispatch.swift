@@ -4,8 +4,11 @@ import Logging
 
 extension CoordinatorEngine {
     /// Starts queued dispatches while none is in flight. A dispatch that no live store takes part in completes at
-    /// once, so this loops rather than recursing.
+    /// once, so this loops rather than recursing. Nothing starts before its action is committed to the log, nor
+    /// while a restart still waits for the previous run's stores.
     func pump() {
+        if log.hasUnflushedActions { flushLog() }
+        guard !storageFailed, recovery == nil else { return }
         while inFlight == nil, let next = queue.pop() {
             start(next)
         }
@@ -14,7 +17,8 @@ extension CoordinatorEngine {
     private func start(_ queued: QueuedDispatch) {
         let request = queued.message
         let requesters = queued.requesters + (queuedRequestIDs.removeValue(forKey: request.requestID) ?? [])
-        lastSequence += 1
+        precondition(queued.sequence == lastSequence + 1, "the queue holds sequences in order")
+        lastSequence = queued.sequence
         let graph = membership.graph
         let participating = graph.order.filter { membership.stores[$0]?.handles(request.actionType) == true }
         let taking = Set(participating)
@@ -26,7 +30,7 @@ extension CoordinatorEngine {
         var awaiting: [String: Set<String>] = [:]
         for step in plan { awaiting[step.store] = Set(membership.liveReplicas(of: step.store)) }
         inFlight = InFlightDispatch(
-            action: action, requesters: requesters, startedAt: now,
+            action: action, requestID: request.requestID, requesters: requesters, startedAt: now,
             deadline: now.advanced(by: configuration.ackTimeout), awaiting: awaiting,
             nextResend: now.advanced(by: configuration.firstResend), resendGap: configuration.firstResend)
         publish(.action(action))
@@ -109,22 +113,33 @@ extension CoordinatorEngine {
             }
             checkDivergence(step.store, results: flight.results[step.store] ?? [], sequence: flight.sequence)
         }
-        history.append(ReplayEntry(
+        let entry = ReplayEntry(
             epoch: epoch, sequence: flight.sequence, actionType: flight.action.actionType, payload: flight.action.payload,
-            error: flight.action.error, plan: flight.plan, outputs: flight.plan.map { flight.settled[$0.store]! }))
+            error: flight.action.error, plan: flight.plan, outputs: flight.plan.map { flight.settled[$0.store]! })
         lastCompleted = flight.sequence
         inFlight = nil
 
         let micros = UInt64(max(0, elapsed.microseconds))
+        // One result per request id: a retry that joined the dispatch gets the same one.
+        var results: [String: Message.Result] = [:]
         for requester in flight.requesters {
-            let result = Message.Result(
+            let result = results[requester.requestID] ?? Message.Result(
                 requestID: requester.requestID, epoch: epoch, sequence: flight.sequence, elapsedMicros: micros, outcomes: outcomes)
+            results[requester.requestID] = result
             send(.result(result), to: requester.routingID)
-            remember(result)
         }
-        publish(.completed(.init(
+        let completed = Message.Completed(
             epoch: epoch, sequence: flight.sequence, actionType: flight.action.actionType, elapsedMicros: micros,
-            outcomes: outcomes)))
+            outcomes: outcomes)
+        // A dispatch recovered from the log may have no requester left; its request id still gets its result.
+        let requestID = flight.requestID
+        if !requestID.isEmpty, results[requestID] == nil {
+            results[requestID] = Message.Result(
+                requestID: requestID, epoch: epoch, sequence: flight.sequence, elapsedMicros: micros, outcomes: outcomes)
+        }
+        log.complete(entry, completed: completed, results: Array(results.values))
+        for (id, result) in results where !id.isEmpty { unflushedResults[id] = result }
+        publish(.completed(completed))
         logger.debug("dispatch completed", metadata: [
             "seq": "\(flight.sequence)", "action": "\(flight.action.actionType)", "micros": "\(micros)",
         ])
@@ -202,12 +217,15 @@ extension CoordinatorEngine {
                 replicas: store.replicas.compactMap { membership.workers[$0] }.map { worker in
                     Replica(worker: worker.id, lastApplied: worker.digests[store.declaration.name]?.sequence ?? worker.lastApplied,
                             digest: worker.digests[store.declaration.name]?.digest ?? 0)
-                })
+                },
+                snapshotSequence: log.snapshots[store.declaration.name]?.sequence ?? 0)
         }
         return Message.Status(
             requestID: requestID, epoch: epoch, sequence: lastCompleted,
             queueLength: UInt32(clamping: queue.count + (inFlight == nil ? 0 : 1)),
-            publishEndpoint: advertisedPublishEndpoint, workers: workers, stores: stores)
+            publishEndpoint: advertisedPublishEndpoint, workers: workers, stores: stores,
+            logPath: log.path ?? "", logSync: log.directory == nil ? "memory" : log.sync.rawValue,
+            logOldest: log.oldestRetained, logLast: lastLogged, retain: UInt64(configuration.retain))
     }
 
     func graph(requestID: String) -> Message.Graph {

@@ -32,6 +32,9 @@ extension CoordinatorEngine {
                 "worker `\(hello.workerID)` declares \(hello.stores.count) stores; this coordinator accepts at most "
                 + "\(configuration.maxStoresPerWorker) per worker", to: routingID)
         }
+        if let refusal = aheadOfLogRefusal(for: hello) {
+            return refuse(hello, code: .aheadOfLog, reason: refusal, to: routingID)
+        }
         guard membership.workers[hello.workerID] != nil || membership.workers.count < configuration.maxWorkers else {
             return refuse(hello, code: .tooMany, reason:
                 "this coordinator already has \(membership.workers.count) workers, its limit", to: routingID)
@@ -49,6 +52,7 @@ extension CoordinatorEngine {
             return refuse(hello, code: error.code, reason: error.reason, to: routingID)
         }
         workerByRoutingID[routingID] = hello.workerID
+        for store in hello.stores { log.rememberStore(store.name) }
         logger.info(
             "worker joined, catching up",
             metadata: [
@@ -60,6 +64,7 @@ extension CoordinatorEngine {
                 "store": "\(name)", "waitingFor": "\(membership.waitingFor(name).joined(separator: ","))",
             ])
         }
+        sendSnapshots(for: hello, to: routingID)
         send(.welcome(.init(
             epoch: epoch, sequence: lastCompleted, publishEndpoint: advertisedPublishEndpoint,
             heartbeatMillis: UInt32(configuration.heartbeatInterval.milliseconds),
@@ -99,6 +104,7 @@ extension CoordinatorEngine {
         // in order and fetches any gap before it runs that dispatch.
         membership.setState(.live, of: workerID)
         logger.info("worker live", metadata: ["worker": "\(workerID)", "seq": "\(ready.lastApplied)"])
+        checkRecovery()
     }
 
     func receiveHeartbeat(_ heartbeat: Message.Heartbeat, routingID: [UInt8]) {

@@ -10,7 +10,7 @@ extension CoordinatorEngine {
         func refuse(_ code: Message.Error.Code, _ message: String) {
             send(.error(.init(requestID: dispatch.requestID, code: code, message: message)), to: routingID)
         }
-        guard !isShuttingDown else {
+        guard !isShuttingDown, !storageFailed else {
             return refuse(.shuttingDown, "the coordinator is shutting down; retry against its replacement")
         }
         guard !dispatch.actionType.isEmpty, dispatch.actionType.utf8.count <= 256 else {
@@ -21,7 +21,7 @@ extension CoordinatorEngine {
                 + "\(configuration.maxPayloadBytes) bytes (--max-payload-bytes); send less, or raise the limit")
         }
         if !dispatch.requestID.isEmpty {
-            if let result = recentResults[dispatch.requestID] {
+            if let result = completedResult(for: dispatch.requestID) {
                 return send(.result(result), to: routingID)
             }
             // A retry joins the request in hand; a few retries are answered each, more add nothing.
@@ -37,17 +37,26 @@ extension CoordinatorEngine {
         guard queue.count < configuration.queueLimit else {
             return refuse(.busy, "the bus is busy: \(queue.count) dispatches are queued (limit \(configuration.queueLimit)); retry later")
         }
-        queue.push(QueuedDispatch(requesters: [requester], message: dispatch))
+        lastLogged += 1
+        log.append(sequence: lastLogged, epoch: epoch, dispatch: dispatch, origin: origin(of: routingID))
+        queue.push(QueuedDispatch(sequence: lastLogged, requesters: [requester], message: dispatch))
         if !dispatch.requestID.isEmpty { queuedRequestIDs[dispatch.requestID] = [] }
     }
 
-    func remember(_ result: Message.Result) {
-        guard !result.requestID.isEmpty else { return }
-        recentResults[result.requestID] = result
-        recentResultOrder.push(result.requestID)
-        while recentResultOrder.count > configuration.rememberedRequests, let old = recentResultOrder.pop() {
-            recentResults[old] = nil
+    /// The result of a completed request, from memory if the log has not been flushed since, else from the log.
+    func completedResult(for requestID: String) -> Message.Result? {
+        if let result = unflushedResults[requestID] { return result }
+        do {
+            return try log.result(for: requestID)
+        } catch {
+            logger.error("cannot read a request's result from the log", metadata: ["request": "\(requestID)", "error": "\(error)"])
+            return nil
         }
+    }
+
+    /// Who sent a dispatch, for the log: the worker's id for a cascade, else the client's routing id.
+    private func origin(of routingID: [UInt8]) -> String {
+        workerByRoutingID[routingID].map { "worker:\($0)" } ?? "client:\(Self.describe(routingID))"
     }
 
     func forwardStateRequest(_ request: Message.StateRequest, routingID: [UInt8], now: ContinuousClock.Instant) {
@@ -89,15 +98,21 @@ extension CoordinatorEngine {
         // Always answered: an empty REPLAY says nothing in the range has completed yet.
         var entries: [ReplayEntry] = []
         if fetch.from <= lastCompleted {
-            if let oldest = history.oldestSequence, fetch.from < oldest {
-                let reason = "sequence \(fetch.from) is older than the coordinator's history, which starts at \(oldest); "
-                    + "this replica cannot catch up by replay: start it with empty state under a new worker id"
+            if fetch.from < log.oldestRetained {
+                let reason = "sequence \(fetch.from) is older than the coordinator's log, which starts at \(log.oldestRetained); "
+                    + "a replica that far behind starts from its stores' snapshots: let it join again (HELLO)"
                 if workerByRoutingID[routingID] != nil {
-                    return send(.reject(.init(code: .behindWindow, reason: reason)), to: routingID)
+                    // Compacted since it joined: joining again brings the snapshots it needs.
+                    return send(.goodbye(.init(reason: reason)), to: routingID)
                 }
                 return send(.error(.init(requestID: "", code: .invalidRequest, message: reason)), to: routingID)
             }
-            entries = Array(history.entries(in: fetch.from...min(fetch.to, lastCompleted), maximum: configuration.replayBatch))
+            do {
+                entries = try log.entries(in: fetch.from...min(fetch.to, lastCompleted), maximum: configuration.replayBatch)
+            } catch {
+                logger.error("cannot read the log to answer FETCH", metadata: ["from": "\(fetch.from)", "error": "\(error)"])
+                return
+            }
         }
         send(.replay(.init(epoch: epoch, entries: entries)), to: routingID)
         // The dispatch in flight is not history yet: send its ACTION again, directly.

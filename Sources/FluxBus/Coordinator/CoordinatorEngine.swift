@@ -7,6 +7,8 @@ import ZeroMQ
 /// every message and timer tick is handled to the end before the next, so it needs no locks.
 final class CoordinatorEngine {
     struct QueuedDispatch {
+        /// Given when the dispatch is accepted and logged, so the log holds the order before anything runs.
+        let sequence: UInt64
         var requesters: [Requester]
         let message: Message.Dispatch
     }
@@ -33,13 +35,23 @@ final class CoordinatorEngine {
     /// instead of a scan of the queue for every DISPATCH.
     var queuedRequestIDs: [String: [Requester]] = [:]
     var inFlight: InFlightDispatch?
-    /// The last sequence published, and the last one completed.
-    var lastSequence: UInt64 = 0
-    var lastCompleted: UInt64 = 0
-    var history: History
-    /// Results of recent requests, so that a client retrying with the same request id gets the original result.
-    var recentResults: [String: Message.Result] = [:]
-    var recentResultOrder = FIFO<String>()
+    /// The last sequence logged, the last published, and the last completed.
+    var lastLogged: UInt64
+    var lastSequence: UInt64
+    var lastCompleted: UInt64
+    let log: ActionLog
+    /// Results completed since the log was last flushed, so that a retry arriving meanwhile finds its result.
+    var unflushedResults: [String: Message.Result] = [:]
+    /// After a restart: the stores of the previous run that have no live replica yet, and until when dispatching
+    /// waits for them.
+    var recovery: (stores: Set<String>, until: ContinuousClock.Instant)?
+    /// The snapshot round under way: query id → store, and when it gives up.
+    var snapshotQueries: [String: String] = [:]
+    var snapshotRoundEnds: ContinuousClock.Instant?
+    var nextSnapshotRound = ContinuousClock.now
+    /// Called on the I/O thread when the log cannot be written; the coordinator then stops.
+    let onStorageFailure: (BusError) -> Void
+    var storageFailed = false
     var stateQueries: [String: StateQuery] = [:]
     var nextQueryNumber = 0
     var lastPublishAt = ContinuousClock.now
@@ -65,8 +77,9 @@ final class CoordinatorEngine {
     var peerRecordsPrunedAt = ContinuousClock.now
 
     init(
-        configuration: CoordinatorConfiguration, epoch: UInt64, router: ZMQSocket, publisher: ZMQSocket,
-        controlEndpoint: String, advertisedPublishEndpoint: String, logger: Logger
+        configuration: CoordinatorConfiguration, epoch: UInt64, log: ActionLog, recovered: ActionLog.Recovered,
+        router: ZMQSocket, publisher: ZMQSocket, controlEndpoint: String, advertisedPublishEndpoint: String, logger: Logger,
+        onStorageFailure: @escaping (BusError) -> Void
     ) {
         self.routerEndpoint = controlEndpoint
         self.configuration = configuration
@@ -78,7 +91,21 @@ final class CoordinatorEngine {
         self.logger[metadataKey: "epoch"] = "\(epoch)"
         self.codec = Codec(limits: configuration.limits)
         self.membership = Membership(topology: configuration.topology)
-        self.history = History(limit: configuration.historyLimit)
+        self.log = log
+        self.onStorageFailure = onStorageFailure
+        lastLogged = recovered.lastSequence
+        lastSequence = recovered.lastCompleted
+        lastCompleted = recovered.lastCompleted
+        // Actions logged and not completed run again, in order, under this epoch and with their sequences. A worker
+        // that applied one before the restart acknowledges it again without applying it.
+        for pending in recovered.pending {
+            queue.push(QueuedDispatch(sequence: pending.sequence, requesters: [], message: pending.dispatch))
+            if !pending.dispatch.requestID.isEmpty { queuedRequestIDs[pending.dispatch.requestID] = [] }
+        }
+        if !recovered.stores.isEmpty {
+            recovery = (Set(recovered.stores), ContinuousClock.now.advanced(by: configuration.recoveryGrace))
+        }
+        log.beginEpoch(epoch)
     }
 
     var deadline: Duration { configuration.heartbeatInterval * configuration.livenessIntervals }
@@ -144,7 +171,10 @@ final class CoordinatorEngine {
         case .statusRequest(let request): send(.status(status(requestID: request.requestID)), to: routingID)
         case .graphRequest(let request): send(.graph(graph(requestID: request.requestID)), to: routingID)
         case .stateRequest(let request): forwardStateRequest(request, routingID: routingID, now: now)
+        case .state(let state) where snapshotQueries[state.requestID] != nil: receiveSnapshot(state, routingID: routingID)
         case .state(let state): forwardState(state, routingID: routingID)
+        case .error(let error) where workerByRoutingID[routingID] != nil && snapshotQueries[error.requestID] != nil:
+            snapshotQueries[error.requestID] = nil
         case .error(let error) where workerByRoutingID[routingID] != nil && stateQueries[error.requestID] != nil:
             let query = stateQueries.removeValue(forKey: error.requestID)!
             send(.error(.init(requestID: query.requester.requestID, code: error.code, message: error.message)),
@@ -204,12 +234,16 @@ final class CoordinatorEngine {
         }
         checkInFlight(now: now)
         prunePeerRecords(now: now)
+        checkRecovery(now: now)
+        compactIfDue(now: now)
         for (id, query) in stateQueries where query.deadline <= now {
             stateQueries[id] = nil
             send(.error(.init(requestID: query.requester.requestID, code: .timeout,
                               message: "the replica did not answer the state request in time; try again")),
                  to: query.requester.routingID)
         }
+        flushLog()
+        log.syncIfBatched()
         pump()
     }
 

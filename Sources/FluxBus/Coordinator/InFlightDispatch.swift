@@ -10,6 +10,8 @@ struct Requester: Hashable {
 /// did, and which dependencies were already released to the workers waiting for them.
 struct InFlightDispatch {
     let action: Message.Action
+    /// The request id the dispatch was logged with; empty when none.
+    let requestID: String
     var requesters: [Requester]
     let startedAt: ContinuousClock.Instant
     let deadline: ContinuousClock.Instant

@@ -35,6 +35,8 @@ package final class LocalProcesses: @unchecked Sendable {
         process.standardOutput = handle
         process.standardError = handle
         process.standardInput = FileHandle.nullDevice
+        // Relative paths a child writes, such as the coordinator's default ./fluxbus-data, stay in the group's directory.
+        process.currentDirectoryURL = directory
         try process.run()
         children.append((name, process))
         if !names.contains(name) { names.append(name) }

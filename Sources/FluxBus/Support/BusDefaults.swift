@@ -14,6 +14,6 @@ public enum BusDefaults {
     public static let ackTimeout = Duration.seconds(5)
     /// How many dispatches may wait behind the one in flight before clients are told the bus is busy.
     public static let queueLimit = 10_000
-    /// How many completed dispatches the coordinator keeps in memory for catch-up.
-    public static let historyLimit = 100_000
+    /// How many completed dispatches the log keeps at least, for replicas that catch up by replay.
+    public static let retain = 100_000
 }

@@ -13,6 +13,8 @@ public struct BusError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let protocolViolation = Code(description: "protocol violation")
         /// A local problem: a bad argument or configuration (exit code 2).
         public static let usage = Code(description: "usage")
+        /// The coordinator's log cannot be opened, read or written (exit code 5).
+        public static let storage = Code(description: "storage")
     }
 
     /// What kind of failure this is.

@@ -78,6 +78,9 @@ extension Message {
             public static let unauthorized = Code(rawValue: 7)
             /// 8: a limit (workers, stores, replicas) would be exceeded.
             public static let tooMany = Code(rawValue: 8)
+            /// 9: the worker applied sequences beyond the coordinator's log: the log lost them (a replaced or
+            /// restored data directory, or an in-memory log that restarted).
+            public static let aheadOfLog = Code(rawValue: 9)
 
             /// The code's name, such as `version mismatch`, or its number when unknown.
             public var description: String {
@@ -90,6 +93,7 @@ extension Message {
                 case 6: "behind window"
                 case 7: "unauthorized"
                 case 8: "too many"
+                case 9: "ahead of log"
                 default: "code \(rawValue)"
                 }
             }

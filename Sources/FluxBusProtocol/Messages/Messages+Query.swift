@@ -29,11 +29,22 @@ extension Message {
         public var workers: [WorkerStatus]
         /// Every store the coordinator knows.
         public var stores: [StoreStatus]
+        /// Where the coordinator's log is, or empty when it is in memory.
+        public var logPath: String
+        /// How the log syncs: `always`, `batch` or `off`.
+        public var logSync: String
+        /// The oldest sequence the log still holds; older ones were compacted into snapshots.
+        public var logOldest: UInt64
+        /// The last sequence logged (queued dispatches included).
+        public var logLast: UInt64
+        /// How many completed dispatches the log keeps at least.
+        public var retain: UInt64
 
         /// A STATUS with the given fields.
         public init(
             requestID: String, epoch: UInt64, sequence: UInt64, queueLength: UInt32, publishEndpoint: String,
-            workers: [WorkerStatus], stores: [StoreStatus]
+            workers: [WorkerStatus], stores: [StoreStatus], logPath: String = "", logSync: String = "",
+            logOldest: UInt64 = 0, logLast: UInt64 = 0, retain: UInt64 = 0
         ) {
             self.requestID = requestID
             self.epoch = epoch
@@ -42,6 +53,11 @@ extension Message {
             self.publishEndpoint = publishEndpoint
             self.workers = workers
             self.stores = stores
+            self.logPath = logPath
+            self.logSync = logSync
+            self.logOldest = logOldest
+            self.logLast = logLast
+            self.retain = retain
         }
     }
 
@@ -133,6 +149,11 @@ extension Message.Status: WireItem {
         try visitor.string(&publishEndpoint, "publishEndpoint")
         try visitor.list(&workers, "workers")
         try visitor.list(&stores, "stores")
+        try visitor.string(&logPath, "logPath")
+        try visitor.string(&logSync, "logSync")
+        try visitor.u64(&logOldest, "logOldest")
+        try visitor.u64(&logLast, "logLast")
+        try visitor.u64(&retain, "retain")
     }
 }
 

@@ -1,0 +1,387 @@
+import Foundation
+import FluxBusProtocol
+import GRDB
+
+/// The coordinator's log: every action it accepted, what each dispatch recorded when it completed, the results
+/// owed to request ids, and the stores' snapshots. SQLite through GRDB, in `<data directory>/log.sqlite`, or in
+/// memory when there is no data directory.
+///
+/// Writes are buffered and committed together by ``flush()``, one transaction for everything the coordinator did
+/// since the last flush: that is the group commit. The engine flushes before it publishes an action it logged, so
+/// no action reaches a worker before its record is committed (and, with `--sync always`, on disk).
+///
+/// It is only ever used on the coordinator's I/O thread.
+final class ActionLog {
+    typealias Sync = LogSync
+
+    /// An action logged and not completed: the coordinator re-dispatches it after a restart.
+    struct Pending {
+        let sequence: UInt64
+        let dispatch: Message.Dispatch
+    }
+
+    /// A store's state as one live replica reported it, for replicas that join after compaction.
+    struct Snapshot {
+        let store: String
+        let sequence: UInt64
+        let digest: UInt64
+        let state: [UInt8]
+        let worker: String
+    }
+
+    /// What the log held when it was opened.
+    struct Recovered {
+        var lastSequence: UInt64 = 0
+        var lastCompleted: UInt64 = 0
+        var lastEpoch: UInt64 = 0
+        var pending: [Pending] = []
+        /// Every store name any dispatch has planned, in the order first seen.
+        var stores: [String] = []
+    }
+
+    private enum Write {
+        case epoch(UInt64)
+        case action(sequence: UInt64, epoch: UInt64, dispatch: Message.Dispatch, origin: String)
+        case completion(sequence: UInt64, entry: [UInt8], completed: [UInt8], results: [(requestID: String, bytes: [UInt8])])
+        case store(String)
+        case snapshot(Snapshot)
+        case compaction(through: UInt64, keepRequests: Int)
+    }
+
+    /// The data directory, or nil when the log is in memory.
+    let directory: String?
+    let sync: Sync
+    private let database: DatabaseQueue
+    private let codec = Codec(limits: .representable)
+    private let lock: DirectoryLock?
+    private var writes: [Write] = []
+    /// Whether an action waits in ``writes``: it must be committed before it is published.
+    private(set) var hasUnflushedActions = false
+    private var commitsSinceCheckpoint = 0
+    /// The first sequence still in the log, kept here so that FETCH does not ask SQLite.
+    private(set) var oldestRetained: UInt64 = 1
+    private(set) var knownStores: [String] = []
+    private var knownStoreSet: Set<String> = []
+    private(set) var snapshots: [String: Snapshot] = [:]
+
+    static let fileName = "log.sqlite"
+
+    /// The log file's path, or nil in memory.
+    var path: String? { directory.map { ($0 as NSString).appendingPathComponent(Self.fileName) } }
+
+    /// Opens the log, creating the directory and the file when they do not exist.
+    /// - Throws: ``BusError`` (`storage`) naming the directory and saying what an operator can do, when it cannot be
+    ///   created, is locked by another coordinator, is not a FluxBus log, or fails SQLite's integrity check.
+    init(directory: String?, sync: Sync) throws {
+        self.directory = directory
+        self.sync = sync
+        var configuration = Configuration()
+        configuration.label = "fluxbus.log"
+        configuration.journalMode = directory == nil ? .default : .wal
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = \(sync == .always ? "FULL" : sync == .batch ? "NORMAL" : "OFF")")
+            // Checkpoints are ours to run in batch mode; otherwise SQLite's automatic ones are fine.
+        }
+        do {
+            if let directory {
+                lock = try DirectoryLock(directory: directory)
+                database = try DatabaseQueue(path: (directory as NSString).appendingPathComponent(Self.fileName), configuration: configuration)
+            } else {
+                lock = nil
+                database = try DatabaseQueue(configuration: configuration)
+            }
+            try database.inDatabase { db in
+                if directory != nil {
+                    let verdict = try String.fetchOne(db, sql: "PRAGMA quick_check") ?? "no answer"
+                    guard verdict == "ok" else { throw LogDamage(detail: "SQLite's integrity check says: \(verdict)") }
+                }
+                guard try !Self.migrator.hasBeenSuperseded(db) else {
+                    throw LogDamage(detail: "it was written by a newer FluxBus, whose log this one cannot read")
+                }
+            }
+            try Self.migrator.migrate(database)
+        } catch let error as BusError {
+            throw error
+        } catch {
+            throw Self.unreadable(directory, error)
+        }
+    }
+
+    // MARK: - Schema
+
+    private static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE epoch (
+                    epoch INTEGER PRIMARY KEY,
+                    startedAt REAL NOT NULL
+                );
+                -- One row per accepted action, from the moment it is logged; entry and completed are filled in when
+                -- the dispatch completes (entry: the ReplayEntry, completed: the COMPLETED body, both in wire layout).
+                CREATE TABLE action (
+                    sequence INTEGER PRIMARY KEY,
+                    epoch INTEGER NOT NULL,
+                    actionType TEXT NOT NULL,
+                    payload BLOB NOT NULL,
+                    error TEXT,
+                    origin TEXT NOT NULL,
+                    requestID TEXT,
+                    loggedAt REAL NOT NULL,
+                    entry BLOB,
+                    completed BLOB
+                );
+                -- The result owed to each request id: its sequence from the start, its RESULT body once complete.
+                CREATE TABLE request (
+                    requestID TEXT PRIMARY KEY,
+                    sequence INTEGER NOT NULL,
+                    result BLOB
+                ) WITHOUT ROWID;
+                CREATE INDEX request_by_sequence ON request(sequence);
+                CREATE TABLE store (
+                    name TEXT PRIMARY KEY,
+                    firstSeen REAL NOT NULL
+                );
+                CREATE TABLE snapshot (
+                    store TEXT PRIMARY KEY,
+                    sequence INTEGER NOT NULL,
+                    digest INTEGER NOT NULL,
+                    state BLOB NOT NULL,
+                    worker TEXT NOT NULL,
+                    takenAt REAL NOT NULL
+                );
+                """)
+        }
+        return migrator
+    }
+
+    // MARK: - Opening
+
+    /// Reads what a previous run left: the sequences, the actions logged and not completed, the stores and their
+    /// snapshots. Call once, before anything is written.
+    /// - Throws: ``BusError`` (`storage`) when a record cannot be read back.
+    func recover() throws -> Recovered {
+        do {
+            return try database.read { db in
+                var recovered = Recovered()
+                recovered.lastSequence = try UInt64.fetchOne(db, sql: "SELECT MAX(sequence) FROM action") ?? 0
+                recovered.lastCompleted = try UInt64.fetchOne(db, sql: "SELECT MAX(sequence) FROM action WHERE entry IS NOT NULL") ?? 0
+                recovered.lastEpoch = try UInt64.fetchOne(db, sql: "SELECT MAX(epoch) FROM epoch") ?? 0
+                let oldest = try UInt64.fetchOne(db, sql: "SELECT MIN(sequence) FROM action")
+                let rows = try Row.fetchAll(db, sql: """
+                    SELECT sequence, actionType, payload, error, requestID FROM action WHERE sequence > ? ORDER BY sequence
+                    """, arguments: [recovered.lastCompleted])
+                recovered.pending = rows.map { row in
+                    Pending(sequence: row["sequence"], dispatch: Message.Dispatch(
+                        requestID: row["requestID"] ?? "", actionType: row["actionType"], payload: [UInt8](row["payload"] as Data),
+                        error: row["error"]))
+                }
+                recovered.stores = try String.fetchAll(db, sql: "SELECT name FROM store ORDER BY firstSeen, name")
+                for row in try Row.fetchAll(db, sql: "SELECT store, sequence, digest, state, worker FROM snapshot") {
+                    let snapshot = Snapshot(
+                        store: row["store"], sequence: row["sequence"], digest: UInt64(bitPattern: row["digest"]),
+                        state: [UInt8](row["state"] as Data), worker: row["worker"])
+                    snapshots[snapshot.store] = snapshot
+                }
+                // Completions are recorded in order, so everything up to lastCompleted completed; a gap would mean
+                // the file was edited or damaged.
+                let completedCount = try UInt64.fetchOne(db, sql: "SELECT COUNT(*) FROM action WHERE entry IS NOT NULL") ?? 0
+                if let oldest, recovered.lastCompleted >= oldest, completedCount != recovered.lastCompleted - oldest + 1 {
+                    throw LogDamage(detail: "completed dispatches \(oldest)…\(recovered.lastCompleted) have gaps")
+                }
+                oldestRetained = oldest ?? recovered.lastSequence + 1
+                knownStores = recovered.stores
+                knownStoreSet = Set(recovered.stores)
+                return recovered
+            }
+        } catch {
+            throw Self.unreadable(directory, error)
+        }
+    }
+
+    // MARK: - Writing
+
+    func beginEpoch(_ epoch: UInt64) { writes.append(.epoch(epoch)) }
+
+    /// Logs an accepted action. It must be flushed before the action is published.
+    func append(sequence: UInt64, epoch: UInt64, dispatch: Message.Dispatch, origin: String) {
+        writes.append(.action(sequence: sequence, epoch: epoch, dispatch: dispatch, origin: origin))
+        hasUnflushedActions = true
+    }
+
+    /// Records a completed dispatch: its entry for replay, its COMPLETED for the record, and the results owed to
+    /// its request ids.
+    func complete(_ entry: ReplayEntry, completed: Message.Completed, results: [Message.Result]) {
+        writes.append(.completion(
+            sequence: entry.sequence, entry: codec.encodeRecord(entry), completed: codec.encodeRecord(completed),
+            results: results.filter { !$0.requestID.isEmpty }.map { ($0.requestID, codec.encodeRecord($0)) }))
+    }
+
+    /// Remembers a store name, so that compaction waits for its snapshot.
+    func rememberStore(_ name: String) {
+        guard knownStoreSet.insert(name).inserted else { return }
+        knownStores.append(name)
+        writes.append(.store(name))
+    }
+
+    func saveSnapshot(_ snapshot: Snapshot) {
+        snapshots[snapshot.store] = snapshot
+        writes.append(.snapshot(snapshot))
+    }
+
+    /// Drops the entries up to and including `sequence`, and all but the newest `keepRequests` request ids.
+    func compact(through sequence: UInt64, keepRequests: Int) {
+        guard sequence >= oldestRetained else { return }
+        oldestRetained = sequence + 1
+        writes.append(.compaction(through: sequence, keepRequests: keepRequests))
+    }
+
+    /// Commits every buffered write in one transaction.
+    /// - Throws: ``BusError`` (`storage`) when SQLite cannot write: the coordinator must stop rather than publish
+    ///   what it could not log.
+    func flush() throws {
+        guard !writes.isEmpty else { return }
+        let pending = writes
+        do {
+            try database.write { db in
+                for write in pending { try Self.perform(write, in: db) }
+            }
+        } catch {
+            throw BusError(code: .storage, message: "cannot write the log\(path.map { " \($0)" } ?? ""): \(error). "
+                + "The coordinator stops rather than publish what it could not log; check the disk (space, permissions, "
+                + "errors in the system log), then start it again: it resumes from what was committed")
+        }
+        writes.removeAll(keepingCapacity: true)
+        hasUnflushedActions = false
+        commitsSinceCheckpoint += 1
+    }
+
+    /// In batch mode, syncs what was committed since the last call (a passive WAL checkpoint syncs the WAL first).
+    func syncIfBatched() {
+        guard sync == .batch, directory != nil, commitsSinceCheckpoint > 0 else { return }
+        commitsSinceCheckpoint = 0
+        _ = try? database.writeWithoutTransaction { db in try db.checkpoint(.passive) }
+    }
+
+    private static func perform(_ write: Write, in db: Database) throws {
+        let now = Date().timeIntervalSince1970
+        switch write {
+        case .epoch(let epoch):
+            try db.cachedStatement(sql: "INSERT INTO epoch (epoch, startedAt) VALUES (?, ?)").execute(arguments: [epoch, now])
+        case .action(let sequence, let epoch, let dispatch, let origin):
+            try db.cachedStatement(sql: """
+                INSERT INTO action (sequence, epoch, actionType, payload, error, origin, requestID, loggedAt)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """).execute(arguments: [
+                    sequence, epoch, dispatch.actionType, Data(dispatch.payload), dispatch.error, origin,
+                    dispatch.requestID.isEmpty ? nil : dispatch.requestID, now,
+                ])
+            if !dispatch.requestID.isEmpty {
+                try db.cachedStatement(sql: "INSERT OR REPLACE INTO request (requestID, sequence) VALUES (?, ?)")
+                    .execute(arguments: [dispatch.requestID, sequence])
+            }
+        case .completion(let sequence, let entry, let completed, let results):
+            try db.cachedStatement(sql: "UPDATE action SET entry = ?, completed = ? WHERE sequence = ?")
+                .execute(arguments: [Data(entry), Data(completed), sequence])
+            for (requestID, bytes) in results {
+                try db.cachedStatement(sql: "INSERT OR REPLACE INTO request (requestID, sequence, result) VALUES (?, ?, ?)")
+                    .execute(arguments: [requestID, sequence, Data(bytes)])
+            }
+        case .store(let name):
+            try db.cachedStatement(sql: "INSERT OR IGNORE INTO store (name, firstSeen) VALUES (?, ?)").execute(arguments: [name, now])
+        case .snapshot(let snapshot):
+            try db.cachedStatement(sql: """
+                INSERT OR REPLACE INTO snapshot (store, sequence, digest, state, worker, takenAt) VALUES (?, ?, ?, ?, ?, ?)
+                """).execute(arguments: [
+                    snapshot.store, snapshot.sequence, Int64(bitPattern: snapshot.digest), Data(snapshot.state),
+                    snapshot.worker, now,
+                ])
+        case .compaction(let through, let keepRequests):
+            try db.execute(sql: "DELETE FROM action WHERE sequence <= ?", arguments: [through])
+            try db.execute(sql: """
+                DELETE FROM request WHERE sequence < (SELECT sequence FROM request ORDER BY sequence DESC LIMIT 1 OFFSET ?)
+                """, arguments: [max(0, keepRequests - 1)])
+        }
+    }
+
+    // MARK: - Reading
+
+    /// The result recorded for a request id, if its dispatch completed.
+    func result(for requestID: String) throws -> Message.Result? {
+        let bytes = try database.inDatabase { db in
+            try Data.fetchOne(db, cachedSQL: "SELECT result FROM request WHERE requestID = ?", arguments: [requestID])
+        }
+        return try bytes.map { try codec.decodeRecord(Message.Result.self, from: [UInt8]($0)) }
+    }
+
+    /// Completed entries with sequences in `range`, at most `maximum` of them, oldest first.
+    func entries(in range: ClosedRange<UInt64>, maximum: Int) throws -> [ReplayEntry] {
+        let blobs = try database.inDatabase { db in
+            try Data.fetchAll(db, cachedSQL: """
+                SELECT entry FROM action WHERE sequence BETWEEN ? AND ? AND entry IS NOT NULL ORDER BY sequence LIMIT ?
+                """, arguments: [range.lowerBound, range.upperBound, maximum])
+        }
+        return try blobs.map { try codec.decodeRecord(ReplayEntry.self, from: [UInt8]($0)) }
+    }
+
+    /// How many actions the log holds.
+    func count() throws -> Int {
+        try database.inDatabase { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM action") ?? 0 }
+    }
+
+    // MARK: - Errors
+
+    private struct LogDamage: Error, CustomStringConvertible {
+        let detail: String
+        var description: String { detail }
+    }
+
+    private static func unreadable(_ directory: String?, _ error: any Error) -> BusError {
+        let place = directory.map { "the log in \(($0 as NSString).appendingPathComponent(fileName))" } ?? "the in-memory log"
+        return BusError(code: .storage, message: "cannot read \(place): \(error). The coordinator refuses to start rather "
+            + "than start an empty bus. Restore the file from a backup, or move the data directory aside to start a new "
+            + "bus whose workers start empty; see docs/OPERATIONS.md, Recovery")
+    }
+}
+
+extension Data {
+    fileprivate static func fetchOne(_ db: Database, cachedSQL sql: String, arguments: StatementArguments) throws -> Data? {
+        try Data.fetchOne(db.cachedStatement(sql: sql), arguments: arguments)
+    }
+
+    fileprivate static func fetchAll(_ db: Database, cachedSQL sql: String, arguments: StatementArguments) throws -> [Data] {
+        try Data.fetchAll(db.cachedStatement(sql: sql), arguments: arguments)
+    }
+}
+
+/// An exclusive lock on a data directory, so that two coordinators never write one log. `flock` is released by the
+/// kernel when the process dies, even by SIGKILL.
+private final class DirectoryLock {
+    private let descriptor: Int32
+
+    init(directory: String) throws {
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw BusError(code: .storage, message: "cannot create the data directory \(directory): \(error.localizedDescription). "
+                + "Check its parent and permissions, or pass another --data-dir")
+        }
+        let path = (directory as NSString).appendingPathComponent("lock")
+        descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            throw BusError(code: .storage, message: "cannot open \(path): \(String(cString: strerror(errno))). "
+                + "Check the data directory's permissions, or pass another --data-dir")
+        }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            let holder = (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+            close(descriptor)
+            throw BusError(code: .storage, message: "the data directory \(directory) is in use by another coordinator"
+                + (holder.isEmpty ? "" : " (pid \(holder))") + "; stop it, or give this one another --data-dir")
+        }
+        ftruncate(descriptor, 0)
+        let pid = "\(getpid())\n"
+        _ = pid.withCString { write(descriptor, $0, strlen($0)) }
+    }
+
+    deinit { close(descriptor) }
+}

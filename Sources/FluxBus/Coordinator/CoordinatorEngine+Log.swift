@@ -1,0 +1,131 @@
+import FluxBusProtocol
+import Logging
+
+/// The durable log's part in the engine: group commits, waiting for the previous run's stores after a restart,
+/// snapshots, and compaction.
+extension CoordinatorEngine {
+
+    /// Commits everything logged since the last flush. A log that cannot be written stops the coordinator: it must
+    /// not publish what it could not record.
+    func flushLog() {
+        guard !storageFailed else { return }
+        do {
+            try log.flush()
+            unflushedResults.removeAll(keepingCapacity: true)
+        } catch {
+            storageFailed = true
+            let failure = error as? BusError ?? BusError(code: .storage, message: "cannot write the log: \(error)")
+            logger.critical("the log cannot be written; stopping", metadata: ["error": "\(failure.message)"])
+            onStorageFailure(failure)
+        }
+    }
+
+    // MARK: - Restart
+
+    /// Ends the wait for the previous run's stores once each has a live replica again, or the grace period is over.
+    func checkRecovery(now: ContinuousClock.Instant = .now) {
+        guard let (stores, until) = recovery else { return }
+        let missing = stores.filter { membership.liveReplicas(of: $0).isEmpty }
+        if missing.isEmpty || now >= until {
+            recovery = nil
+            if missing.isEmpty {
+                logger.info("the previous run's stores are back; dispatching", metadata: ["queued": "\(queue.count)"])
+            } else {
+                logger.warning("dispatching without stores of the previous run that have not come back", metadata: [
+                    "missing": "\(missing.sorted().joined(separator: ","))", "queued": "\(queue.count)",
+                ])
+            }
+        } else {
+            recovery = (missing, until)
+        }
+    }
+
+    /// Refuses a HELLO from a worker that applied more than the log holds: the log lost those actions, and the
+    /// worker's state would silently differ from the bus.
+    func aheadOfLogRefusal(for hello: Message.Hello) -> String? {
+        guard let store = hello.stores.first(where: { $0.lastApplied > lastLogged }) else { return nil }
+        return "store `\(store.name)` on worker `\(hello.workerID)` applied up to #\(store.lastApplied), but this "
+            + "coordinator's log ends at #\(lastLogged)" + (log.directory == nil
+                ? " (its log is in memory, so a restart starts a new bus)" : " (its data directory was replaced or restored)")
+            + ". Restart the worker with empty state (remove its --data-dir checkpoint) so it catches up from the log"
+    }
+
+    /// Sends the snapshots a joining worker starts from, before its WELCOME: when it is fresh and snapshots exist,
+    /// or when it is behind what the log still holds.
+    func sendSnapshots(for hello: Message.Hello, to routingID: [UInt8]) {
+        let applied = hello.stores.map(\.lastApplied).min() ?? 0
+        let behind = applied + 1 < log.oldestRetained
+        let fresh = applied == 0 && hello.stores.contains { log.snapshots[$0.name] != nil }
+        guard behind || fresh else { return }
+        for store in hello.stores {
+            if let snapshot = log.snapshots[store.name], snapshot.sequence > store.lastApplied {
+                send(.snapshot(.init(
+                    epoch: epoch, store: store.name, sequence: snapshot.sequence, digest: snapshot.digest, state: snapshot.state)),
+                    to: routingID)
+            } else if store.lastApplied + 1 < log.oldestRetained {
+                // Compaction waits for a snapshot of every store it knows, so a store without one took part in none of
+                // the dropped dispatches: it starts empty where the log starts.
+                send(.snapshot(.init(epoch: epoch, store: store.name, sequence: log.oldestRetained - 1, digest: 0, state: [])),
+                     to: routingID)
+            }
+        }
+        logger.info("sent snapshots to a joining worker", metadata: [
+            "worker": "\(hello.workerID)", "lastApplied": "\(applied)", "logStartsAt": "\(log.oldestRetained)",
+        ])
+    }
+
+    // MARK: - Snapshots and compaction
+
+    /// Once the log holds a quarter more than it must retain, asks one live replica of every known store for its
+    /// state; when they have answered (or the round times out), drops what every store's snapshot covers.
+    func compactIfDue(now: ContinuousClock.Instant) {
+        if let ends = snapshotRoundEnds {
+            if snapshotQueries.isEmpty || now >= ends { finishSnapshotRound(now: now) }
+            return
+        }
+        let retain = UInt64(configuration.retain)
+        guard now >= nextSnapshotRound, recovery == nil, lastCompleted >= log.oldestRetained,
+            lastCompleted - log.oldestRetained + 1 > retain + max(retain / 4, 1)
+        else { return }
+        for store in log.knownStores {
+            guard let replica = membership.liveReplicas(of: store).first else { continue }
+            nextQueryNumber += 1
+            let queryID = "snapshot-\(nextQueryNumber)"
+            snapshotQueries[queryID] = store
+            send(.stateRequest(.init(requestID: queryID, store: store)), toWorker: replica)
+        }
+        snapshotRoundEnds = now.advanced(by: configuration.ackTimeout)
+    }
+
+    /// Keeps a replica's answer to a snapshot request, if it is sound and completed history.
+    func receiveSnapshot(_ state: Message.State, routingID: [UInt8]) {
+        guard let store = snapshotQueries.removeValue(forKey: state.requestID) else { return }
+        guard state.store == store, let worker = workerByRoutingID[routingID], membership.workers[worker]?.hosts(store) == true,
+            StateDigest.fnv1a64(state.state) == state.digest
+        else {
+            return dropMalformed("a snapshot of `\(state.store)` that does not match its request or its digest", from: routingID)
+        }
+        // A state that includes the dispatch in flight is not history yet; the next round will do.
+        guard state.sequence <= lastCompleted, state.sequence >= log.snapshots[store]?.sequence ?? 0 else { return }
+        log.saveSnapshot(.init(store: store, sequence: state.sequence, digest: state.digest, state: state.state, worker: worker))
+    }
+
+    private func finishSnapshotRound(now: ContinuousClock.Instant) {
+        snapshotQueries.removeAll()
+        snapshotRoundEnds = nil
+        nextSnapshotRound = now.advanced(by: .seconds(1))
+        let retain = UInt64(configuration.retain)
+        guard lastCompleted > retain else { return }
+        let covered = log.knownStores.map { log.snapshots[$0]?.sequence ?? 0 }.min() ?? 0
+        let through = min(covered, lastCompleted - retain)
+        guard through >= log.oldestRetained else {
+            let missing = log.knownStores.filter { (log.snapshots[$0]?.sequence ?? 0) < log.oldestRetained }
+            logger.notice("the log cannot be compacted yet: stores without a recent snapshot (no live replica?)",
+                          metadata: ["stores": "\(missing.joined(separator: ","))"])
+            return
+        }
+        log.compact(through: through, keepRequests: configuration.rememberedRequests)
+        flushLog()
+        logger.info("log compacted", metadata: ["through": "\(through)", "logStartsAt": "\(log.oldestRetained)"])
+    }
+}

@@ -1,0 +1,24 @@
+/// Single records in the wire layout, without a command byte or signature: how the coordinator's log stores a
+/// completed dispatch or a result, so that what it replays later is byte for byte what it recorded.
+extension Codec {
+    /// The record's fields in wire order.
+    package func encodeRecord<T: WireItem>(_ record: T) -> [UInt8] {
+        var item = record
+        var sizer = WireSizer(limits: .representable)
+        do { try item.visit(&sizer) } catch { preconditionFailure("FluxBus cannot encode this record: \(error)") }
+        var writer = WireWriter(capacity: sizer.count)
+        item.visit(&writer)
+        return writer.bytes
+    }
+
+    /// A record decoded from exactly `bytes`, checked against ``limits`` like any message.
+    package func decodeRecord<T: WireItem>(_: T.Type, from bytes: [UInt8]) throws(DecodeError) -> T {
+        try bytes.withUnsafeBufferPointer { (buffer) throws(DecodeError) -> T in
+            var reader = WireReader(buffer, limits: limits)
+            var record = T()
+            try record.visit(&reader)
+            try reader.finish()
+            return record
+        }
+    }
+}
