@@ -78,6 +78,13 @@ public final class Worker: Service, Sendable {
                     journal: journal, onStop: { error in stopped.finish(.success(error)) })
                 engine.dropPublishedRate = configuration.dropPublishedRate
                 engine.security = configuration.security
+                if let directory = configuration.dataDirectory {
+                    let file = CheckpointFile(directory: directory, worker: configuration.id)
+                    try file.prepare()
+                    if let checkpoint = try file.load() { try engine.resume(from: checkpoint, file: file) }
+                    engine.checkpointFile = file
+                    scope.schedule(every: configuration.checkpointInterval) { engine.writeCheckpointIfStale() }
+                }
                 try HandshakeWatch.watch(dealer, in: scope, endpoint: configuration.coordinator) { reason in
                     engine.refuse(reason)
                 }

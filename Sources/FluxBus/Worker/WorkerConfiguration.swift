@@ -15,6 +15,11 @@ public struct WorkerConfiguration: Sendable {
     public var dropPublishedRate: Double = 0
     /// A file to append one line to for every store that applies a dispatch (see `--journal`), or nil.
     public var journalPath: String?
+    /// A directory for the worker's checkpoint (`ID.checkpoint`), or nil (the default) to keep none. A worker with
+    /// a checkpoint resumes from it after a restart and catches up only what it lacks (see `--data-dir`).
+    public var dataDirectory: String?
+    /// How often the checkpoint is rewritten, when something changed; it is also written on a graceful stop.
+    public var checkpointInterval: Duration = .seconds(1)
 
     public init(
         id: String, coordinator: String = BusDefaults.controlEndpoint, stores: [HostedStore],
@@ -35,6 +40,12 @@ public struct WorkerConfiguration: Sendable {
         }
         guard (0...1).contains(dropPublishedRate) else {
             throw BusError(code: .usage, message: "the drop rate must be between 0 and 1, not \(dropPublishedRate)")
+        }
+        guard checkpointInterval > .zero else {
+            throw BusError(code: .usage, message: "the checkpoint interval must be positive, not \(checkpointInterval)")
+        }
+        if let dataDirectory, dataDirectory.isEmpty {
+            throw BusError(code: .usage, message: "the data directory is empty; give a path, or leave it out to keep no checkpoint")
         }
         guard !stores.isEmpty else {
             throw BusError(code: .usage, message: "worker `\(id)` hosts no store; give at least one --store NAME=KIND")

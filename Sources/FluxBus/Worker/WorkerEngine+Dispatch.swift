@@ -46,7 +46,7 @@ extension WorkerEngine {
     }
 
     func begin(_ action: Message.Action) {
-        var dispatch = LocalDispatch(action: action, hosted: { self.storesByName[$0] != nil })
+        var dispatch = LocalDispatch(action: action, hosted: { self.runsHere($0, action.sequence) })
         if let released = pendingReleases.removeValue(forKey: action.sequence) { dispatch.learn(released) }
         current = dispatch
         advance()
@@ -125,7 +125,8 @@ extension WorkerEngine {
         lastApplied = dispatch.sequence
         remember(dispatch.sequence, dispatch.results)
         current = nil
-        pendingReleases = pendingReleases.filter { $0.key > lastApplied }
+        checkpointStale = true
+        forgetPassedSequences()
         if stopping { return sayGoodbye() }
         readyIfCaughtUp()
     }
@@ -143,7 +144,7 @@ extension WorkerEngine {
         for entry in entries.sorted(by: { $0.sequence < $1.sequence }) {
             if let current, current.sequence == entry.sequence {
                 // The dispatch in hand completed without us: settle what is pending from the recorded outcomes.
-                self.current!.learn(entry.outputs.filter { storesByName[$0.store] == nil })
+                self.current!.learn(entry.outputs.filter { !runsHere($0.store, entry.sequence) })
                 self.current!.isReplay = true
                 advance()
                 continue
@@ -152,11 +153,12 @@ extension WorkerEngine {
             let action = Message.Action(
                 epoch: entry.epoch, sequence: entry.sequence, actionType: entry.actionType, payload: entry.payload,
                 error: entry.error, plan: entry.plan)
-            var dispatch = LocalDispatch(action: action, hosted: { self.storesByName[$0] != nil })
+            var dispatch = LocalDispatch(action: action, hosted: { self.runsHere($0, entry.sequence) })
             dispatch.isReplay = true
-            // Remote stores' recorded outcomes; a store missing from the record counts as lost.
-            dispatch.learn(entry.outputs.filter { storesByName[$0.store] == nil })
-            dispatch.learn(entry.plan.filter { storesByName[$0.store] == nil }.map {
+            // Recorded outcomes of the stores that do not run here: remote ones, and hosted ones a snapshot already
+            // brought past this sequence. A store missing from the record counts as lost.
+            dispatch.learn(entry.outputs.filter { !runsHere($0.store, entry.sequence) })
+            dispatch.learn(entry.plan.filter { !runsHere($0.store, entry.sequence) }.map {
                 StoreOutput(store: $0.store, status: .lost, message: "not in the recorded history")
             })
             current = dispatch
@@ -191,8 +193,10 @@ extension WorkerEngine {
                 requestID: request.requestID, code: .unknownStore,
                 message: "worker `\(id)` does not host store `\(request.store)`")))
         }
+        // The state includes the dispatch in hand if the store already ran in it; the coordinator keeps a snapshot
+        // only if its sequence has completed.
         send(.state(.init(
-            requestID: request.requestID, store: store.name, worker: id, sequence: lastApplied,
+            requestID: request.requestID, store: store.name, worker: id, sequence: appliedSequence(of: store.name),
             digest: StateDigest.fnv1a64(state), state: state)))
     }
 }

@@ -35,6 +35,16 @@ final class WorkerEngine {
     var pendingReleases: [UInt64: [StoreOutput]] = [:]
     var ackMemory: [UInt64: [StoreResult]] = [:]
     var ackMemoryOrder = FIFO<UInt64>()
+    /// Store → the sequence a SNAPSHOT brought it to, while that is beyond `lastApplied`: the store does not run
+    /// those sequences again (see `WorkerEngine+Snapshot.swift`).
+    var appliedThrough: [String: UInt64] = [:]
+    /// SNAPSHOTs that arrived before their WELCOME, by store; installed when a WELCOME of their epoch arrives.
+    var heldSnapshots: [String: Message.Snapshot] = [:]
+    /// Each store's state when the worker started (before any checkpoint), which an empty SNAPSHOT restores.
+    var initialStates: [String: [UInt8]] = [:]
+    /// Where the checkpoint goes, if the worker keeps one, and whether anything changed since it was written.
+    var checkpointFile: CheckpointFile?
+    var checkpointStale = false
     let ackMemoryLimit = 4_096
     /// ACTIONs kept while an earlier one is missing; past this, later ones are dropped and fetched when their turn
     /// comes, so a flood cannot grow the worker without bound.
@@ -70,6 +80,7 @@ final class WorkerEngine {
         self.logger[metadataKey: "worker"] = "\(id)"
         self.events = events
         self.onStop = onStop
+        for store in stores { initialStates[store.name] = try? store.encodedState() }
     }
 
     // MARK: - Joining
@@ -86,15 +97,15 @@ final class WorkerEngine {
     }
 
     func welcomed(_ welcome: Message.Welcome) throws {
-        guard welcome.sequence >= lastApplied || lastApplied == 0 else {
-            return stop(BusError(
-                code: .refused,
-                message: "the coordinator's history ends at #\(welcome.sequence) but this worker applied #\(lastApplied): "
-                    + "the coordinator restarted without that history (it keeps it in memory). Restart this worker, "
-                    + "and its replicas, with empty state"))
-        }
-        if epoch != 0, epoch != welcome.epoch {
+        // No check that `welcome.sequence >= lastApplied`: with a durable log the coordinator refuses a HELLO beyond
+        // its history, and the dispatch in flight when it stopped comes again under the new epoch with the same
+        // sequence, so a worker may legitimately be one (or more) ahead; it re-acknowledges what it applied.
+        let restarted = epoch != 0 && epoch != welcome.epoch
+        if restarted {
             logger.notice("coordinator restarted; rejoined under a new epoch", metadata: ["epoch": "\(welcome.epoch)"])
+            // What the previous run announced may never have been logged as completed: the new run's word counts.
+            knownSequence = welcome.sequence
+            knownCompleted = welcome.sequence
         }
         epoch = welcome.epoch
         logger[metadataKey: "epoch"] = "\(epoch)"
@@ -104,6 +115,7 @@ final class WorkerEngine {
         knownCompleted = max(knownCompleted, welcome.sequence)
         heardOnSubscriber = false
         phase = .catchingUp
+        installSnapshotsHeld(for: welcome.epoch)
         try subscribe(to: welcome.publishEndpoint)
         events.yield(.welcomed(epoch: epoch, sequence: welcome.sequence))
         logger.info("welcomed, catching up", metadata: ["seq": "\(lastApplied)", "target": "\(welcome.sequence)"])
@@ -211,7 +223,9 @@ final class WorkerEngine {
             ])
         case .result:
             break
-        case .hello, .ready, .ack, .fetch, .dispatch, .statusRequest, .status, .graphRequest, .graph, .state, .snapshot:
+        case .snapshot(let snapshot):
+            receive(snapshot)
+        case .hello, .ready, .ack, .fetch, .dispatch, .statusRequest, .status, .graphRequest, .graph, .state:
             malformedCount += 1
             logger.warning("dropped \(message.command), which a coordinator never sends to a worker")
         }
@@ -295,6 +309,8 @@ final class WorkerEngine {
     }
 
     func stop(_ error: BusError?) {
+        // A last checkpoint, unless a dispatch is still in hand (then the previous one stands: see `checkpoint()`).
+        writeCheckpointIfStale()
         phase = .stopped
         onStop(error)
     }

@@ -1,0 +1,81 @@
+import Flux
+import Foundation
+import FluxBusProtocol
+import Logging
+
+/// Keeping and resuming from a checkpoint (`--data-dir`). Everything here runs on the worker's I/O thread, between
+/// handler runs, so the states it writes are never torn by a dispatch.
+extension WorkerEngine {
+    /// How many applied sequences' results a checkpoint keeps, to re-acknowledge after a restart.
+    static let checkpointAcknowledgements = 64
+
+    /// The checkpoint of the worker as it stands, or nil while a dispatch is in hand: then some stores' states
+    /// include it and others do not, and `lastApplied` says neither.
+    func checkpoint() -> Checkpoint? {
+        guard current == nil else { return nil }
+        var states: [Checkpoint.StoreState] = []
+        for store in stores {
+            guard let state = try? store.encodedState() else {
+                logger.error("cannot encode the state of store `\(store.name)` for the checkpoint")
+                return nil
+            }
+            states.append(.init(
+                name: store.name, appliedThrough: appliedThrough[store.name], digest: StateDigest.fnv1a64(state),
+                state: Data(state)))
+        }
+        let recent = ackMemory.keys.filter { $0 <= lastApplied }.sorted().suffix(Self.checkpointAcknowledgements)
+        return Checkpoint(
+            worker: id, lastApplied: lastApplied, stores: states,
+            acknowledged: recent.map { .init(sequence: $0, results: ackMemory[$0]!.map(Checkpoint.Result.init)) })
+    }
+
+    /// Writes the checkpoint if something changed since the last one and no dispatch is in hand. A failure is
+    /// logged and retried at the next interval: the previous checkpoint still stands.
+    func writeCheckpointIfStale() {
+        guard let file = checkpointFile, checkpointStale, let checkpoint = checkpoint() else { return }
+        do {
+            try file.write(checkpoint)
+            checkpointStale = false
+            logger.debug("checkpoint written", metadata: ["seq": "\(lastApplied)", "file": "\(file.path)"])
+        } catch {
+            logger.error("cannot write the checkpoint; the previous one stands", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Restores the stores' states, `lastApplied` and the remembered results from a checkpoint, before joining.
+    /// - Throws: ``BusError`` (`usage`) naming the file when the checkpoint is of another worker or other stores, or
+    ///   a state in it is damaged. The worker never starts empty in its place.
+    func resume(from checkpoint: Checkpoint, file: CheckpointFile) throws(BusError) {
+        guard checkpoint.worker == id else {
+            throw BusError(code: .usage, message: "the checkpoint \(file.path) is of worker `\(checkpoint.worker)`, not `\(id)`; \(file.remedy)")
+        }
+        let configured = stores.map(\.name).sorted()
+        let saved = checkpoint.stores.map(\.name).sorted()
+        guard saved == configured else {
+            throw BusError(
+                code: .usage,
+                message: "the checkpoint \(file.path) holds stores \(saved.joined(separator: ", ")), but this worker hosts "
+                    + "\(configured.joined(separator: ", ")); host the same stores, or \(file.remedy)")
+        }
+        for saved in checkpoint.stores {
+            let bytes = [UInt8](saved.state)
+            guard StateDigest.fnv1a64(bytes) == saved.digest else {
+                throw BusError(code: .usage, message: "the checkpoint \(file.path) is corrupt (the state of store `\(saved.name)` does not match its digest); \(file.remedy)")
+            }
+            do {
+                try storesByName[saved.name]!.restore(fromJSON: bytes)
+            } catch {
+                throw BusError(code: .usage, message: "the checkpoint \(file.path) holds a state of store `\(saved.name)` that does not decode (\(error)); \(file.remedy)")
+            }
+            if let through = saved.appliedThrough, through > checkpoint.lastApplied { appliedThrough[saved.name] = through }
+        }
+        lastApplied = checkpoint.lastApplied
+        for acknowledged in checkpoint.acknowledged.sorted(by: { $0.sequence < $1.sequence }) {
+            remember(acknowledged.sequence, acknowledged.results.compactMap(\.storeResult))
+        }
+        events.yield(.resumed(sequence: lastApplied))
+        logger.notice("resumed from the checkpoint", metadata: [
+            "file": "\(file.path)", "seq": "\(lastApplied)", "acknowledgements": "\(checkpoint.acknowledged.count)",
+        ])
+    }
+}

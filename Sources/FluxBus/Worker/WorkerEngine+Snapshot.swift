@@ -1,0 +1,115 @@
+import Flux
+import FluxBusProtocol
+import Logging
+
+/// Starting stores from SNAPSHOTs. The coordinator sends one per hosted store before its WELCOME when the worker is
+/// fresh or behind its retained log. A store brought to sequence `S` by a snapshot does not run `S` or earlier again:
+/// while the worker's own `lastApplied` is below `S`, the store is treated like a remote one, and the outputs the
+/// history recorded for it settle the stores that wait for it here.
+extension WorkerEngine {
+
+    func receive(_ snapshot: Message.Snapshot) {
+        // Only in answer to our HELLO: joining (before WELCOME) or catching up.
+        guard lastHelloAt != nil, phase == .joining || phase == .catchingUp else {
+            return drop(snapshot, because: "this worker is not joining or catching up")
+        }
+        guard storesByName[snapshot.store] != nil else {
+            return drop(snapshot, because: "this worker does not host the store")
+        }
+        // Empty state means "the store did not exist yet": its digest is 0 by convention, not FNV-1a of no bytes.
+        guard snapshot.state.isEmpty || snapshot.digest == StateDigest.fnv1a64(snapshot.state) else {
+            return drop(snapshot, because: "its digest is not that of its state")
+        }
+        if phase == .joining {
+            // Its WELCOME follows; install then, if the WELCOME is of the same epoch.
+            heldSnapshots[snapshot.store] = snapshot
+            return
+        }
+        guard snapshot.epoch == epoch else { return drop(snapshot, because: "it is of epoch \(snapshot.epoch), not \(epoch)") }
+        install(snapshot)
+        adoptSnapshots()
+        // It answers a FETCH, as a REPLAY would: ask for what follows at once.
+        fetchSentAt = nil
+        catchUp()
+    }
+
+    /// Installs the snapshots that arrived before a WELCOME of `epoch`; drops those of another epoch.
+    func installSnapshotsHeld(for epoch: UInt64) {
+        let held = heldSnapshots.values.sorted { $0.store < $1.store }
+        heldSnapshots = [:]
+        for snapshot in held {
+            if snapshot.epoch == epoch {
+                install(snapshot)
+            } else {
+                drop(snapshot, because: "it is of epoch \(snapshot.epoch), but the WELCOME is of \(epoch)")
+            }
+        }
+        adoptSnapshots()
+    }
+
+    /// Replaces a store's state with a snapshot's, and records that the store has applied through its sequence.
+    func install(_ snapshot: Message.Snapshot) {
+        guard let store = storesByName[snapshot.store] else { return }
+        let applied = appliedSequence(of: store.name)
+        guard snapshot.sequence > applied else {
+            // Installing it would take the store back, and it would then apply some sequences twice.
+            return logger.notice("ignored a snapshot this store is already past", metadata: [
+                "store": "\(store.name)", "snapshot": "\(snapshot.sequence)", "applied": "\(applied)",
+            ])
+        }
+        do {
+            try store.restore(fromJSON: snapshot.state.isEmpty ? initialStates[store.name] ?? [] : snapshot.state)
+        } catch {
+            return drop(snapshot, because: "its state does not decode: \(error)")
+        }
+        appliedThrough[store.name] = snapshot.sequence
+        checkpointStale = true
+        events.yield(.snapshotInstalled(store: store.name, sequence: snapshot.sequence))
+        logger.info("installed a snapshot", metadata: [
+            "store": "\(store.name)", "seq": "\(snapshot.sequence)", "bytes": "\(snapshot.state.count)",
+        ])
+        // The dispatch in hand, if the snapshot covers it: the store no longer runs there.
+        if var dispatch = current, dispatch.sequence <= snapshot.sequence {
+            dispatch.remaining.removeAll { $0.store == store.name }
+            current = dispatch
+            advance()
+        }
+    }
+
+    /// The worker's applied sequence rises to the lowest its stores reached: a store without a snapshot counts as
+    /// `lastApplied`. Catch-up then fetches from there.
+    func adoptSnapshots() {
+        let floor = stores.map { appliedThrough[$0.name] ?? lastApplied }.min() ?? lastApplied
+        if floor > lastApplied, current == nil {
+            logger.info("snapshots moved the applied sequence", metadata: ["from": "\(lastApplied)", "to": "\(floor)"])
+            lastApplied = floor
+        }
+        forgetPassedSequences()
+    }
+
+    /// Drops what `lastApplied` has passed: snapshot marks, and actions and releases kept for later.
+    func forgetPassedSequences() {
+        appliedThrough = appliedThrough.filter { $0.value > lastApplied }
+        pendingActions = pendingActions.filter { $0.key > lastApplied }
+        pendingReleases = pendingReleases.filter { $0.key > lastApplied }
+    }
+
+    /// Whether a hosted store runs dispatch `sequence` here. One a snapshot brought to `sequence` or later does not.
+    func runsHere(_ store: String, _ sequence: UInt64) -> Bool {
+        storesByName[store] != nil && appliedThrough[store].map { $0 < sequence } ?? true
+    }
+
+    /// The last sequence included in a hosted store's state: the dispatch in hand if the store already ran in it.
+    func appliedSequence(of store: String) -> UInt64 {
+        var applied = max(lastApplied, appliedThrough[store] ?? 0)
+        if let current, current.results.contains(where: { $0.store == store }) { applied = max(applied, current.sequence) }
+        return applied
+    }
+
+    func drop(_ snapshot: Message.Snapshot, because reason: String) {
+        malformedCount += 1
+        logger.warning("dropped a SNAPSHOT", metadata: [
+            "store": "\(snapshot.store)", "seq": "\(snapshot.sequence)", "reason": "\(reason)", "total": "\(malformedCount)",
+        ])
+    }
+}

@@ -1,0 +1,66 @@
+import Flux
+import Foundation
+import FluxBusProtocol
+import ZeroMQ
+
+@testable import FluxBus
+
+/// A coordinator played by hand: a ROUTER and a PUB bound on `inproc://` in a context shared with the worker under
+/// test, speaking raw FLXB messages. Tests drive it from one dedicated thread at a time (``onDedicatedThread``).
+///
+/// `@unchecked Sendable`: its sockets are only used by the one script running on a dedicated thread; the test hands
+/// it over only after that thread has finished (the continuation's resume is the memory barrier ZeroMQ needs).
+final class RawCoordinator: @unchecked Sendable {
+    let context: ZMQContext
+    let control: String
+    let publish: String
+    private let router: ZMQSocket
+    private let publisher: ZMQSocket
+    private let codec = Codec()
+
+    init() throws {
+        context = try ZMQContext()
+        let name = UUID().uuidString
+        control = "inproc://raw-control-\(name)"
+        publish = "inproc://raw-publish-\(name)"
+        router = try ZMQSocket(.router, context: context)
+        publisher = try ZMQSocket(.pub, context: context)
+        try router.set(.linger, to: .zero)
+        try publisher.set(.linger, to: .zero)
+        try router.bind(control)
+        try publisher.bind(publish)
+    }
+
+    /// The next message from a worker, with its routing id; nil after `timeout`.
+    func receive(timeout: Duration) throws -> (from: [UInt8], message: Message)? {
+        guard let frames = try router.receive(timeout: timeout), frames.count > 1 else { return nil }
+        return (frames[0], try codec.decode(Array(frames.dropFirst())))
+    }
+
+    func send(_ message: Message, to routingID: [UInt8]) throws {
+        _ = try router.send([routingID] + codec.encode(message))
+    }
+
+    func publish(_ message: Message) throws {
+        _ = try publisher.send(codec.encode(message))
+    }
+
+    /// A WELCOME for this coordinator's publish endpoint, with short intervals.
+    func welcome(epoch: UInt64, sequence: UInt64) -> Message {
+        .welcome(.init(epoch: epoch, sequence: sequence, publishEndpoint: publish, heartbeatMillis: 50, deadlineMillis: 5_000))
+    }
+
+    /// Starts a worker in this coordinator's context.
+    func startWorker(_ id: String, _ stores: [HostedStore]) -> (worker: Worker, task: Task<Void, any Error>) {
+        let worker = Worker(
+            configuration: .init(id: id, coordinator: control, stores: stores, heartbeatInterval: .milliseconds(50)),
+            context: context, logger: TestBus.logger("worker.\(id)"))
+        return (worker, Task { try await worker.run() })
+    }
+
+    func close() {
+        router.close()
+        publisher.close()
+        context.shutdown()
+    }
+}
