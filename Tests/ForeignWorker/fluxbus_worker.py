@@ -313,6 +313,7 @@ JOINING, CATCHING_UP, LIVE = "joining", "catching up", "live"
 class Worker:
     def __init__(self, worker_id, endpoint, store, verbose=False):
         self.id, self.endpoint, self.store, self.verbose = worker_id, endpoint, store, verbose
+        self.initial_state = store.state_bytes()  # what an empty SNAPSHOT restores
         self.instance = int.from_bytes(os.urandom(8), "big") or 1  # random, non-zero, per process
         self.context = zmq.Context()
         self.poller = zmq.Poller()
@@ -400,10 +401,9 @@ class Worker:
         self.say_hello()
 
     def on_welcome(self, epoch, sequence, endpoint, heartbeat_ms, deadline_ms):
-        if sequence < self.applied:
-            self.log(f"refused: the coordinator's history ends at #{sequence} but this worker applied "
-                     f"#{self.applied}; restart this worker with empty state")
-            raise SystemExit(EXIT_REFUSED)
+        # WELCOME's sequence may be below what we applied: the dispatch in flight when the coordinator
+        # stopped is published again with its sequence, and we acknowledge it from memory. A coordinator
+        # whose log lost what we applied refuses our HELLO instead (REJECT code 9).
         # Every WELCOME (a repeated HELLO gets another) registers the worker as catching up again.
         if epoch != self.epoch:
             self.pending = {}  # kept ACTIONs of an earlier epoch: the new one publishes them again
@@ -502,9 +502,11 @@ class Worker:
         self.catch_up()
 
     def on_snapshot(self, store, sequence, digest, state):
-        if store != self.store.name or self.phase != CATCHING_UP or fnv1a64(state) != digest:
+        # Sent before WELCOME (joining), or while catching up. An empty state is the initial state.
+        if store != self.store.name or self.phase == LIVE or (state and fnv1a64(state) != digest) \
+                or sequence <= self.store.last_applied:
             return self.log(f"dropped a SNAPSHOT of {store} at #{sequence}")
-        self.store.restore(state)
+        self.store.restore(state or self.initial_state)
         self.store.last_applied = sequence
         self.pending = {seq: a for seq, a in self.pending.items() if seq > sequence}
         self.fetch_sent_at = None
@@ -572,7 +574,7 @@ class Worker:
             if self.phase != JOINING and f["epoch"] == self.epoch:
                 self.apply_replay(f["entries"])
         elif command == SNAPSHOT:
-            if f["epoch"] == self.epoch:
+            if self.phase == JOINING or f["epoch"] == self.epoch:
                 self.on_snapshot(f["store"], f["sequence"], f["digest"], f["state"])
         elif command == STATE_REQUEST:
             self.on_state_request(f["request_id"], f["store"])
