@@ -95,7 +95,13 @@ let package = Package(
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "FluxBusTests", dependencies: ["FluxBus", "Flux", "FluxStores"]),
         // Real processes: the built `fluxbus` binary, and a worker written in Python from docs/PROTOCOL.md.
-        .testTarget(name: "EndToEndTests", dependencies: ["FluxBus", "Flux", "FluxBusProtocol", "FluxStores", "ZeroMQ"]),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: [
+                "FluxBus", "Flux", "FluxBusProtocol", "FluxStores", "ZeroMQ",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
         .testTarget(
             name: "GuideExamplesTests",
             dependencies: [

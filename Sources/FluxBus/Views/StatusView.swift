@@ -10,9 +10,9 @@ extension Message.Status {
 
 /// How the CLI shows `status`: readable at a glance, or JSON for scripts.
 public enum StatusView {
-    /// `status --json`: `epoch`; `seq` (the last completed); `queue`; `workers` (`id`, `state`, `stores`, `lastSeq`,
-    /// `lag`, `heartbeatAgeMillis`); `stores` (`name`, `dependsOn`, `handles`, `waitingFor`, `divergedAt`, `replicas`
-    /// with `worker`, `lastSeq`, `digest`).
+    /// `status --json`: `epoch`; `seq` (the last completed); `queue`; `log` (`path`, `sync`, `oldestSeq`, `lastSeq`,
+    /// `retain`); `workers` (`id`, `state`, `stores`, `lastSeq`, `lag`, `heartbeatAgeMillis`); `stores` (`name`,
+    /// `dependsOn`, `handles`, `waitingFor`, `divergedAt`, `snapshotSeq`, `replicas` with `worker`, `lastSeq`, `digest`).
     public struct JSON: Codable, Sendable, Hashable {
         /// One worker: its state, stores, and how far behind the last completed sequence it is.
         public struct Worker: Codable, Sendable, Hashable {
@@ -36,12 +36,22 @@ public enum StatusView {
             public let handles: [String]
             public let waitingFor: [String]
             public let divergedAt: UInt64?
+            public let snapshotSeq: UInt64?
             public let replicas: [Replica]
+        }
+        /// The coordinator's log: where it is, how it syncs, and the sequences it holds.
+        public struct Log: Codable, Sendable, Hashable {
+            public let path: String?
+            public let sync: String
+            public let oldestSeq: UInt64
+            public let lastSeq: UInt64
+            public let retain: UInt64
         }
         public let epoch: UInt64
         public let seq: UInt64
         public let queue: UInt32
         public let publishEndpoint: String
+        public let log: Log
         public let workers: [Worker]
         public let stores: [Store]
     }
@@ -49,6 +59,8 @@ public enum StatusView {
     public static func json(_ status: Message.Status) -> JSON {
         JSON(
             epoch: status.epoch, seq: status.sequence, queue: status.queueLength, publishEndpoint: status.publishEndpoint,
+            log: .init(path: status.logPath.isEmpty ? nil : status.logPath, sync: status.logSync, oldestSeq: status.logOldest,
+                       lastSeq: status.logLast, retain: status.retain),
             workers: status.workers.map {
                 .init(id: $0.id, state: $0.state.description, stores: $0.stores, lastSeq: $0.lastApplied,
                       lag: status.sequence > $0.lastApplied ? status.sequence - $0.lastApplied : 0,
@@ -57,6 +69,7 @@ public enum StatusView {
             stores: status.stores.map { store in
                 .init(name: store.name, dependsOn: store.dependsOn, handles: store.handlesAll ? ["*"] : store.handles,
                       waitingFor: store.waitingFor, divergedAt: store.divergedAt == 0 ? nil : store.divergedAt,
+                      snapshotSeq: store.snapshotSequence == 0 ? nil : store.snapshotSequence,
                       replicas: store.replicas.map { .init(worker: $0.worker, lastSeq: $0.lastApplied, digest: StateDigestText.hex($0.digest)) })
             })
     }
@@ -64,6 +77,8 @@ public enum StatusView {
     public static func text(_ status: Message.Status) -> String {
         var lines = [
             "epoch \(status.epoch)   seq \(status.sequence)   queue \(status.queueLength)   publish \(status.publishEndpoint)",
+            "log \(status.logPath.isEmpty ? "in memory" : status.logPath)   sync \(status.logSync)   holds #\(status.logOldest)…#\(status.logLast)"
+                + "   retains \(status.retain)",
             "",
             "workers (\(status.workers.count))",
         ]
@@ -83,6 +98,7 @@ public enum StatusView {
             if store.divergedAt != 0 { line += "DIVERGED at #\(store.divergedAt)  " }
             line += "\(store.replicas.count) replica\(store.replicas.count == 1 ? "" : "s")"
             line += digests.count <= 1 ? "" : "  (digests differ)"
+            if store.snapshotSequence != 0 { line += "  snapshot #\(store.snapshotSequence)" }
             lines.append(line)
             for replica in store.replicas {
                 lines.append("      " + pad(replica.worker, 14) + pad("seq \(replica.lastApplied)", 12) + StateDigestText.hex(replica.digest))
