@@ -24,6 +24,8 @@ public enum Command: UInt8, CaseIterable, Sendable, Hashable, CustomStringConver
     case stateRequest = 0x17
     case state = 0x18
     case completed = 0x19
+    case dispatchBatch = 0x1A
+    case batchResult = 0x1B
 
     /// The protocol name of the command, as `docs/PROTOCOL.md` spells it.
     public var name: String {
@@ -50,6 +52,8 @@ public enum Command: UInt8, CaseIterable, Sendable, Hashable, CustomStringConver
         case .stateRequest: "STATE_REQUEST"
         case .state: "STATE"
         case .completed: "COMPLETED"
+        case .dispatchBatch: "DISPATCH_BATCH"
+        case .batchResult: "BATCH_RESULT"
         }
     }
 

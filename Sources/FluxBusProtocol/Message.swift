@@ -56,6 +56,10 @@ public enum Message: Sendable, Hashable {
     case state(State)
     /// 0x19, coordinator → everyone (PUB): a dispatch completed.
     case completed(Completed)
+    /// 0x1A, client or worker → coordinator: dispatch these actions, in order, as one request.
+    case dispatchBatch(DispatchBatch)
+    /// 0x1B, coordinator → requester: every action of the batch completed.
+    case batchResult(BatchResult)
 
     /// The command byte of this message.
     public var command: Command {
@@ -82,6 +86,8 @@ public enum Message: Sendable, Hashable {
         case .stateRequest: .stateRequest
         case .state: .state
         case .completed: .completed
+        case .dispatchBatch: .dispatchBatch
+        case .batchResult: .batchResult
         }
     }
 
@@ -110,6 +116,8 @@ public enum Message: Sendable, Hashable {
         case .stateRequest(var body): try body.visit(&visitor)
         case .state(var body): try body.visit(&visitor)
         case .completed(var body): try body.visit(&visitor)
+        case .dispatchBatch(var body): try body.visit(&visitor)
+        case .batchResult(var body): try body.visit(&visitor)
         }
     }
 
@@ -139,6 +147,8 @@ public enum Message: Sendable, Hashable {
         case .stateRequest: .stateRequest(try visitor.fresh())
         case .state: .state(try visitor.fresh())
         case .completed: .completed(try visitor.fresh())
+        case .dispatchBatch: .dispatchBatch(try visitor.fresh())
+        case .batchResult: .batchResult(try visitor.fresh())
         }
     }
 }

@@ -33,12 +33,12 @@ enum Verdict: String, CaseIterable, Sendable {
             // for another epoch to join first.
             if max(fetch.from, 1) > fetch.to { return .malformed }
             return mayBeCurrent(fetch.epoch, known: epoch) ? nil : .strangers
-        case .goodbye, .dispatch, .statusRequest, .graphRequest, .stateRequest:
+        case .goodbye, .dispatch, .dispatchBatch, .statusRequest, .graphRequest, .stateRequest:
             return nil
         case .state, .error:
             // Only a worker answers a forwarded state request.
             return .malformed
-        case .welcome, .reject, .action, .release, .replay, .snapshot, .result, .status, .graph, .completed:
+        case .welcome, .reject, .action, .release, .replay, .snapshot, .result, .status, .graph, .completed, .batchResult:
             return .malformed
         }
     }

@@ -82,6 +82,23 @@ public final class BusClient: Sendable {
         return DispatchResult(result)
     }
 
+    /// Dispatches many actions as one request: they run in order, each with its own sequence, exactly as if
+    /// dispatched one by one, but the coordinator publishes them together and answers once, when all completed.
+    /// - Parameters:
+    ///   - actions: 1 to the coordinator's `--max-batch` (4,096 by default) actions.
+    ///   - requestID: makes the batch idempotent, as for ``dispatch(_:json:error:requestID:timeout:)``.
+    /// - Returns: the batch's sequences, every outcome that was not ok, and each replica's digest at the end.
+    @discardableResult
+    public func dispatchBatch(
+        _ actions: [BatchAction], requestID: String = UUID().uuidString, timeout: Duration? = nil
+    ) async throws -> Message.BatchResult {
+        let message = Message.dispatchBatch(.init(requestID: requestID, actions: actions))
+        guard case .batchResult(let result) = try await request(message, id: requestID, timeout: timeout) else {
+            throw BusError(code: .protocolViolation, message: "the coordinator answered a DISPATCH_BATCH with something else")
+        }
+        return result
+    }
+
     /// Dispatches a typed action, its payload encoded as JSON.
     @discardableResult
     public func dispatch<Payload>(
@@ -270,6 +287,7 @@ final class ClientCore {
     private static func requestID(of message: Message) -> String? {
         switch message {
         case .result(let result): result.requestID
+        case .batchResult(let result): result.requestID
         // An ERROR answering a FETCH has no request id to carry.
         case .error(let error): error.requestID.isEmpty ? historyKey : error.requestID
         case .status(let status): status.requestID

@@ -14,10 +14,16 @@ import GRDB
 final class ActionLog {
     typealias Sync = LogSync
 
-    /// An action logged and not completed: the coordinator re-dispatches it after a restart.
+    /// A request whose actions were logged and not all completed: the coordinator dispatches the rest again after a
+    /// restart.
     struct Pending {
+        /// The first action not completed.
         let sequence: UInt64
-        let dispatch: Message.Dispatch
+        let requestID: String
+        let actions: [BatchAction]
+        /// For a batch, its first sequence and size as accepted; nil and 0 for a DISPATCH.
+        let batchFirst: UInt64?
+        let batchSize: Int
     }
 
     /// A store's state as one live replica reported it, for replicas that join after compaction.
@@ -41,8 +47,9 @@ final class ActionLog {
 
     private enum Write {
         case epoch(UInt64)
-        case action(sequence: UInt64, epoch: UInt64, dispatch: Message.Dispatch, origin: String)
-        case completion(sequence: UInt64, entry: [UInt8], completed: [UInt8], results: [(requestID: String, bytes: [UInt8])])
+        case action(sequence: UInt64, epoch: UInt64, action: BatchAction, origin: String, requestID: String, batch: (first: UInt64, size: Int)?)
+        case completion(sequence: UInt64, entry: [UInt8], completed: [UInt8])
+        case answer(requestID: String, sequence: UInt64, message: [UInt8])
         case store(String)
         case snapshot(Snapshot)
         case compaction(through: UInt64, keepRequests: Int)
@@ -127,11 +134,14 @@ final class ActionLog {
                     error TEXT,
                     origin TEXT NOT NULL,
                     requestID TEXT,
+                    batchFirst INTEGER,
+                    batchSize INTEGER NOT NULL DEFAULT 0,
                     loggedAt REAL NOT NULL,
                     entry BLOB,
                     completed BLOB
                 );
-                -- The result owed to each request id: its sequence from the start, its RESULT body once complete.
+                -- The answer owed to each request id: its first sequence from the start, its RESULT or BATCH_RESULT (the
+                -- whole body frame) once complete.
                 CREATE TABLE request (
                     requestID TEXT PRIMARY KEY,
                     sequence INTEGER NOT NULL,
@@ -169,12 +179,23 @@ final class ActionLog {
                 recovered.lastEpoch = try UInt64.fetchOne(db, sql: "SELECT MAX(epoch) FROM epoch") ?? 0
                 let oldest = try UInt64.fetchOne(db, sql: "SELECT MIN(sequence) FROM action")
                 let rows = try Row.fetchAll(db, sql: """
-                    SELECT sequence, actionType, payload, error, requestID FROM action WHERE sequence > ? ORDER BY sequence
+                    SELECT sequence, actionType, payload, error, requestID, batchFirst, batchSize FROM action
+                    WHERE sequence > ? ORDER BY sequence
                     """, arguments: [recovered.lastCompleted])
-                recovered.pending = rows.map { row in
-                    Pending(sequence: row["sequence"], dispatch: Message.Dispatch(
-                        requestID: row["requestID"] ?? "", actionType: row["actionType"], payload: [UInt8](row["payload"] as Data),
-                        error: row["error"]))
+                // Consecutive rows of one batch make one request again.
+                for row in rows {
+                    let action = BatchAction(actionType: row["actionType"], payload: [UInt8](row["payload"] as Data), error: row["error"])
+                    let requestID: String = row["requestID"] ?? ""
+                    let batchFirst: UInt64? = row["batchFirst"]
+                    if let batchFirst, let last = recovered.pending.last, last.batchFirst == batchFirst {
+                        recovered.pending[recovered.pending.count - 1] = Pending(
+                            sequence: last.sequence, requestID: last.requestID, actions: last.actions + [action],
+                            batchFirst: batchFirst, batchSize: last.batchSize)
+                    } else {
+                        recovered.pending.append(Pending(
+                            sequence: row["sequence"], requestID: requestID, actions: [action], batchFirst: batchFirst,
+                            batchSize: row["batchSize"]))
+                    }
                 }
                 recovered.stores = try String.fetchAll(db, sql: "SELECT name FROM store ORDER BY firstSeen, name")
                 for row in try Row.fetchAll(db, sql: "SELECT store, sequence, digest, state, worker FROM snapshot") {
@@ -203,18 +224,23 @@ final class ActionLog {
 
     func beginEpoch(_ epoch: UInt64) { writes.append(.epoch(epoch)) }
 
-    /// Logs an accepted action. It must be flushed before the action is published.
-    func append(sequence: UInt64, epoch: UInt64, dispatch: Message.Dispatch, origin: String) {
-        writes.append(.action(sequence: sequence, epoch: epoch, dispatch: dispatch, origin: origin))
+    /// Logs an accepted action, with its request id and, for a batch, the batch's first sequence and size. It must
+    /// be flushed before the action is published.
+    func append(
+        sequence: UInt64, epoch: UInt64, action: BatchAction, origin: String, requestID: String, batch: (first: UInt64, size: Int)?
+    ) {
+        writes.append(.action(sequence: sequence, epoch: epoch, action: action, origin: origin, requestID: requestID, batch: batch))
         hasUnflushedActions = true
     }
 
-    /// Records a completed dispatch: its entry for replay, its COMPLETED for the record, and the results owed to
-    /// its request ids.
-    func complete(_ entry: ReplayEntry, completed: Message.Completed, results: [Message.Result]) {
-        writes.append(.completion(
-            sequence: entry.sequence, entry: codec.encodeRecord(entry), completed: codec.encodeRecord(completed),
-            results: results.filter { !$0.requestID.isEmpty }.map { ($0.requestID, codec.encodeRecord($0)) }))
+    /// Records a completed dispatch: its entry for replay, and its COMPLETED for the record.
+    func complete(_ entry: ReplayEntry, completed: Message.Completed) {
+        writes.append(.completion(sequence: entry.sequence, entry: codec.encodeRecord(entry), completed: codec.encodeRecord(completed)))
+    }
+
+    /// Records the answer (RESULT or BATCH_RESULT) owed to a request id, for retries.
+    func recordAnswer(_ message: Message, for requestID: String, sequence: UInt64) {
+        writes.append(.answer(requestID: requestID, sequence: sequence, message: codec.encode(message)[1]))
     }
 
     /// Remembers a store name, so that compaction waits for its snapshot.
@@ -268,25 +294,24 @@ final class ActionLog {
         switch write {
         case .epoch(let epoch):
             try db.cachedStatement(sql: "INSERT INTO epoch (epoch, startedAt) VALUES (?, ?)").execute(arguments: [epoch, now])
-        case .action(let sequence, let epoch, let dispatch, let origin):
+        case .action(let sequence, let epoch, let action, let origin, let requestID, let batch):
             try db.cachedStatement(sql: """
-                INSERT INTO action (sequence, epoch, actionType, payload, error, origin, requestID, loggedAt)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO action (sequence, epoch, actionType, payload, error, origin, requestID, batchFirst, batchSize, loggedAt)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """).execute(arguments: [
-                    sequence, epoch, dispatch.actionType, Data(dispatch.payload), dispatch.error, origin,
-                    dispatch.requestID.isEmpty ? nil : dispatch.requestID, now,
+                    sequence, epoch, action.actionType, Data(action.payload), action.error, origin,
+                    requestID.isEmpty ? nil : requestID, batch?.first, batch?.size ?? 0, now,
                 ])
-            if !dispatch.requestID.isEmpty {
+            if !requestID.isEmpty, batch.map({ $0.first == sequence }) ?? true {
                 try db.cachedStatement(sql: "INSERT OR REPLACE INTO request (requestID, sequence) VALUES (?, ?)")
-                    .execute(arguments: [dispatch.requestID, sequence])
+                    .execute(arguments: [requestID, sequence])
             }
-        case .completion(let sequence, let entry, let completed, let results):
+        case .completion(let sequence, let entry, let completed):
             try db.cachedStatement(sql: "UPDATE action SET entry = ?, completed = ? WHERE sequence = ?")
                 .execute(arguments: [Data(entry), Data(completed), sequence])
-            for (requestID, bytes) in results {
-                try db.cachedStatement(sql: "INSERT OR REPLACE INTO request (requestID, sequence, result) VALUES (?, ?, ?)")
-                    .execute(arguments: [requestID, sequence, Data(bytes)])
-            }
+        case .answer(let requestID, let sequence, let message):
+            try db.cachedStatement(sql: "INSERT OR REPLACE INTO request (requestID, sequence, result) VALUES (?, ?, ?)")
+                .execute(arguments: [requestID, sequence, Data(message)])
         case .store(let name):
             try db.cachedStatement(sql: "INSERT OR IGNORE INTO store (name, firstSeen) VALUES (?, ?)").execute(arguments: [name, now])
         case .snapshot(let snapshot):
@@ -306,12 +331,12 @@ final class ActionLog {
 
     // MARK: - Reading
 
-    /// The result recorded for a request id, if its dispatch completed.
-    func result(for requestID: String) throws -> Message.Result? {
+    /// The answer recorded for a request id, if its request completed.
+    func result(for requestID: String) throws -> Message? {
         let bytes = try database.inDatabase { db in
             try Data.fetchOne(db, cachedSQL: "SELECT result FROM request WHERE requestID = ?", arguments: [requestID])
         }
-        return try bytes.map { try codec.decodeRecord(Message.Result.self, from: [UInt8]($0)) }
+        return try bytes.map { try codec.decode([Codec.signature, [UInt8]($0)]) }
     }
 
     /// Completed entries with sequences in `range`, at most `maximum` of them, oldest first.

@@ -37,8 +37,11 @@ public struct CoordinatorConfiguration: Sendable {
     public var heartbeatInterval: Duration
     /// How many heartbeat intervals of silence make a worker lost.
     public var livenessIntervals: Int
-    /// How many dispatches may wait behind the one in flight; beyond that, requests are refused as busy.
+    /// How many actions may wait behind the request in flight; beyond that, requests are refused as busy.
     public var queueLimit: Int
+    /// The most actions one DISPATCH_BATCH may hold. The worker keeps at most 10,000 actions that arrive ahead of
+    /// their turn, so a batch stays below that.
+    public var maxBatch = 4_096
     /// Where the durable log lives (`log.sqlite` inside it), or nil to keep the log in memory: then a restarted
     /// coordinator starts a new bus, and workers that applied the old one are refused.
     public var dataDirectory: String?

@@ -3,42 +3,70 @@ import FluxBusProtocol
 import Logging
 
 extension CoordinatorEngine {
-    /// Starts queued dispatches while none is in flight. A dispatch that no live store takes part in completes at
-    /// once, so this loops rather than recursing. Nothing starts before its action is committed to the log, nor
+    /// Starts the next request when none is in flight. A request that no live store takes part in completes at
+    /// once, so this loops rather than recursing. Nothing starts before its actions are committed to the log, nor
     /// while a restart still waits for the previous run's stores.
     func pump() {
         if log.hasUnflushedActions { flushLog() }
         guard !storageFailed, recovery == nil else { return }
-        while inFlight == nil, let next = queue.pop() {
+        while request == nil, let next = queue.pop() {
+            queuedActions -= next.actions.count
             start(next)
         }
     }
 
+    /// Publishes every action of the request, each with its plan. A batch's actions are all in flight at once:
+    /// every worker still applies them one by one, in order, and a store still waits for its dependencies' outputs
+    /// per action.
     private func start(_ queued: QueuedDispatch) {
-        let request = queued.message
-        let requesters = queued.requesters + (queuedRequestIDs.removeValue(forKey: request.requestID) ?? [])
-        precondition(queued.sequence == lastSequence + 1, "the queue holds sequences in order")
-        lastSequence = queued.sequence
-        let graph = membership.graph
-        let participating = graph.order.filter { membership.stores[$0]?.handles(request.actionType) == true }
-        let taking = Set(participating)
-        let plan = participating.map { PlanStep(store: $0, waitsFor: graph.dependencies(of: $0).filter(taking.contains)) }
-        let action = Message.Action(
-            epoch: epoch, sequence: lastSequence, actionType: request.actionType, payload: request.payload,
-            error: request.error, plan: plan)
         let now = ContinuousClock.now
-        var awaiting: [String: Set<String>] = [:]
-        for step in plan { awaiting[step.store] = Set(membership.liveReplicas(of: step.store)) }
-        inFlight = InFlightDispatch(
-            action: action, requestID: request.requestID, requesters: requesters, startedAt: now,
-            deadline: now.advanced(by: configuration.ackTimeout), awaiting: awaiting,
-            nextResend: now.advanced(by: configuration.firstResend), resendGap: configuration.firstResend)
-        publish(.action(action))
-        logger.trace("dispatch started", metadata: ["seq": "\(lastSequence)", "action": "\(request.actionType)"])
-        for step in plan where awaiting[step.store]!.isEmpty {
-            settle(step.store)
+        request = CurrentRequest(
+            requestID: queued.requestID,
+            requesters: queued.requesters + (queuedRequestIDs.removeValue(forKey: queued.requestID) ?? []),
+            isBatch: queued.isBatch, firstSequence: queued.batchFirst, count: queued.batchSize, startedAt: now)
+        precondition(queued.sequence == lastSequence + 1, "the queue holds sequences in order")
+        // One plan per action type, and the same live replicas for every action of the request.
+        var plans: [String: (plan: [PlanStep], awaiting: [String: Set<String>])] = [:]
+        flights.reserveCapacity(queued.actions.count)
+        for (offset, item) in queued.actions.enumerated() {
+            let planned = plans[item.actionType] ?? plan(for: item.actionType)
+            plans[item.actionType] = planned
+            let action = Message.Action(
+                epoch: epoch, sequence: queued.sequence + UInt64(offset), actionType: item.actionType, payload: item.payload,
+                error: item.error, plan: planned.plan)
+            flights.append(InFlightDispatch(
+                action: action, startedAt: now, deadline: now.advanced(by: configuration.ackTimeout),
+                awaiting: planned.awaiting, nextResend: now.advanced(by: configuration.firstResend),
+                resendGap: configuration.firstResend))
+            lastSequence = action.sequence
+            publish(.action(action))
+        }
+        logger.trace("dispatch started", metadata: ["seq": "\(queued.sequence)", "actions": "\(queued.actions.count)"])
+        for index in flights.indices {
+            for step in flights[index].plan where flights[index].awaiting[step.store]!.isEmpty {
+                settle(step.store, at: index)
+            }
         }
         completeIfDone()
+    }
+
+    /// Every active store that handles the action type, dependencies first, each waiting for the planned stores it
+    /// depends on; and the live replicas each store waits for.
+    private func plan(for actionType: String) -> (plan: [PlanStep], awaiting: [String: Set<String>]) {
+        let graph = membership.graph
+        let participating = graph.order.filter { membership.stores[$0]?.handles(actionType) == true }
+        let taking = Set(participating)
+        let plan = participating.map { PlanStep(store: $0, waitsFor: graph.dependencies(of: $0).filter(taking.contains)) }
+        var awaiting: [String: Set<String>] = [:]
+        for step in plan { awaiting[step.store] = Set(membership.liveReplicas(of: step.store)) }
+        return (plan, awaiting)
+    }
+
+    /// The position in ``flights`` of a sequence that is in flight and not complete.
+    func flightIndex(of sequence: UInt64) -> Int? {
+        guard let first = flights.first?.sequence, sequence >= first else { return nil }
+        let index = Int(sequence - first)
+        return index >= completedFlights && index < flights.count ? index : nil
     }
 
     func receiveAck(_ ack: Message.Ack, routingID: [UInt8]) {
@@ -48,58 +76,78 @@ extension CoordinatorEngine {
         for result in ack.results {
             membership.recordDigest(result.digest, store: result.store, sequence: ack.sequence, worker: workerID)
         }
-        guard ack.epoch == epoch, var flight = inFlight, ack.sequence == flight.sequence else {
+        guard ack.epoch == epoch, let index = flightIndex(of: ack.sequence) else {
             // A late or repeated acknowledgement, or one for a replayed dispatch: it only tells us progress.
             if ack.epoch == epoch, ack.sequence <= lastCompleted { membership.recordApplied(ack.sequence, by: workerID) }
             return
         }
         var settled: [String] = []
         for result in ack.results {
-            guard flight.step(for: result.store) != nil, membership.workers[workerID]?.hosts(result.store) == true else {
+            guard flights[index].step(for: result.store) != nil, membership.workers[workerID]?.hosts(result.store) == true else {
                 dropMalformed("ACK for store `\(result.store)`, which worker `\(workerID)` does not run in #\(ack.sequence)", from: routingID)
                 continue
             }
             // Only a participant's first result counts: a worker that joined after the ACTION was published, or was
             // given up on, may still run the dispatch, but it is not waited for and its result is not recorded.
-            guard flight.awaiting[result.store]?.remove(workerID) != nil else { continue }
-            flight.results[result.store, default: []].append((workerID, result))
-            if flight.awaiting[result.store]!.isEmpty, flight.settled[result.store] == nil {
+            guard flights[index].awaiting[result.store]?.remove(workerID) != nil else { continue }
+            flights[index].results[result.store, default: []].append((workerID, result))
+            if flights[index].awaiting[result.store]!.isEmpty, flights[index].settled[result.store] == nil {
                 settled.append(result.store)
             }
         }
-        if !flight.awaiting.values.contains(where: { $0.contains(workerID) }) {
-            membership.recordApplied(flight.sequence, by: workerID)
+        if !flights[index].awaiting.values.contains(where: { $0.contains(workerID) }) {
+            membership.recordApplied(ack.sequence, by: workerID)
         }
-        inFlight = flight
-        for store in settled { settle(store) }
+        for store in settled { settle(store, at: index) }
         completeIfDone()
     }
 
     /// Records a store's outcome once all its replicas answered (or were lost), and hands it to the workers whose
     /// stores wait for it and do not host it themselves.
-    func settle(_ store: String) {
-        guard var flight = inFlight, flight.settled[store] == nil else { return }
-        let lostReason = flight.lost[store]?.map(\.reason).joined(separator: "; ") ?? "no live replica"
-        var output = InFlightDispatch.settle(store, results: flight.results[store] ?? [], lostReason: lostReason)
+    func settle(_ store: String, at index: Int) {
+        guard flights[index].settled[store] == nil else { return }
+        let lostReason = flights[index].lost[store]?.map(\.reason).joined(separator: "; ") ?? "no live replica"
+        var output = InFlightDispatch.settle(store, results: flights[index].results[store] ?? [], lostReason: lostReason)
         if output.status == .lost, configuration.lostDependencyPolicy == .runWithoutOutput {
             // Its dependents run without its output. The record says so, so that a replay does the same.
             output = StoreOutput(store: store, status: .ok, message: "lost (\(lostReason)); released without output")
         }
-        flight.settled[store] = output
-        inFlight = flight
+        flights[index].settled[store] = output
 
         // One RELEASE per worker, even when several of its stores wait for this one. A worker that hosts the store
         // itself resolves the dependency locally.
+        let flight = flights[index]
         let waiting = Set(flight.dependents(of: store).flatMap { membership.connectedReplicas(of: $0) })
         for worker in waiting.sorted() where membership.workers[worker]?.hosts(store) == false {
             send(.release(.init(epoch: epoch, sequence: flight.sequence, outputs: [output])), toWorker: worker)
         }
-        completeIfDone()
     }
 
+    /// Completes the dispatches at the head of the request, in order, and answers the request once all have.
     func completeIfDone() {
-        guard let flight = inFlight, flight.isComplete else { return }
-        let elapsed = ContinuousClock.now - flight.startedAt
+        guard request != nil else { return }
+        var lastOutcomes: [Outcome] = []
+        let before = completedFlights
+        while completedFlights < flights.count, flights[completedFlights].isComplete {
+            lastOutcomes = complete(flights[completedFlights])
+            completedFlights += 1
+        }
+        guard completedFlights > before else { return }
+        guard completedFlights == flights.count else {
+            // The next dispatch is the oldest in flight now: its deadline and re-sends count from here.
+            let now = ContinuousClock.now
+            flights[completedFlights].deadline = now.advanced(by: configuration.ackTimeout)
+            flights[completedFlights].nextResend = now.advanced(by: configuration.firstResend)
+            return
+        }
+        answer(request!, lastOutcomes: lastOutcomes)
+        request = nil
+        flights.removeAll(keepingCapacity: flights.count <= 64)
+        completedFlights = 0
+    }
+
+    /// Records one completed dispatch, publishes COMPLETED, and returns its outcomes.
+    private func complete(_ flight: InFlightDispatch) -> [Outcome] {
         var outcomes: [Outcome] = []
         for step in flight.plan {
             for (worker, result) in flight.results[step.store] ?? [] {
@@ -113,36 +161,44 @@ extension CoordinatorEngine {
             }
             checkDivergence(step.store, results: flight.results[step.store] ?? [], sequence: flight.sequence)
         }
-        let entry = ReplayEntry(
-            epoch: epoch, sequence: flight.sequence, actionType: flight.action.actionType, payload: flight.action.payload,
-            error: flight.action.error, plan: flight.plan, outputs: flight.plan.map { flight.settled[$0.store]! })
         lastCompleted = flight.sequence
-        inFlight = nil
-
-        let micros = UInt64(max(0, elapsed.microseconds))
-        // One result per request id: a retry that joined the dispatch gets the same one.
-        var results: [String: Message.Result] = [:]
-        for requester in flight.requesters {
-            let result = results[requester.requestID] ?? Message.Result(
-                requestID: requester.requestID, epoch: epoch, sequence: flight.sequence, elapsedMicros: micros, outcomes: outcomes)
-            results[requester.requestID] = result
-            send(.result(result), to: requester.routingID)
-        }
+        let micros = UInt64(max(0, (ContinuousClock.now - flight.startedAt).microseconds))
         let completed = Message.Completed(
             epoch: epoch, sequence: flight.sequence, actionType: flight.action.actionType, elapsedMicros: micros,
             outcomes: outcomes)
-        // A dispatch recovered from the log may have no requester left; its request id still gets its result.
-        let requestID = flight.requestID
-        if !requestID.isEmpty, results[requestID] == nil {
-            results[requestID] = Message.Result(
-                requestID: requestID, epoch: epoch, sequence: flight.sequence, elapsedMicros: micros, outcomes: outcomes)
+        log.complete(
+            ReplayEntry(
+                epoch: epoch, sequence: flight.sequence, actionType: flight.action.actionType, payload: flight.action.payload,
+                error: flight.action.error, plan: flight.plan, outputs: flight.plan.map { flight.settled[$0.store]! }),
+            completed: completed)
+        if request!.isBatch {
+            request!.failures += outcomes.filter { $0.status != .ok }.map { BatchFailure(sequence: flight.sequence, outcome: $0) }
         }
-        log.complete(entry, completed: completed, results: Array(results.values))
-        for (id, result) in results where !id.isEmpty { unflushedResults[id] = result }
         publish(.completed(completed))
         logger.debug("dispatch completed", metadata: [
             "seq": "\(flight.sequence)", "action": "\(flight.action.actionType)", "micros": "\(micros)",
         ])
+        return outcomes
+    }
+
+    /// Sends the request's answer to everyone who asked under its id, and records it for retries.
+    private func answer(_ request: CurrentRequest, lastOutcomes: [Outcome]) {
+        let micros = UInt64(max(0, (ContinuousClock.now - request.startedAt).microseconds))
+        func message(_ requestID: String) -> Message {
+            request.isBatch
+                ? .batchResult(.init(
+                    requestID: requestID, epoch: epoch, firstSequence: request.firstSequence, count: UInt32(request.count),
+                    elapsedMicros: micros, failures: request.failures, outcomes: lastOutcomes))
+                : .result(.init(requestID: requestID, epoch: epoch, sequence: lastCompleted, elapsedMicros: micros, outcomes: lastOutcomes))
+        }
+        for requester in request.requesters {
+            send(message(requester.requestID), to: requester.routingID)
+        }
+        // A request recovered from the log may have no requester left; its id still gets its answer.
+        guard !request.requestID.isEmpty else { return }
+        let answer = message(request.requestID)
+        log.recordAnswer(answer, for: request.requestID, sequence: request.firstSequence)
+        unflushedResults[request.requestID] = answer
     }
 
     /// Replicas that applied the same sequence must report the same digest; a difference is logged and shown.
@@ -156,30 +212,31 @@ extension CoordinatorEngine {
         ])
     }
 
-    /// Re-sends the ACTION to silent replicas, with doubling gaps, and writes off those still silent at the
-    /// deadline, so that one stuck worker never stalls the bus.
+    /// Re-sends the oldest ACTION in flight to silent replicas, with doubling gaps, and writes off those still silent
+    /// at its deadline, so that one stuck worker never stalls the bus.
     func checkInFlight(now: ContinuousClock.Instant) {
-        guard var flight = inFlight else { return }
-        if now >= flight.deadline {
-            for worker in flight.silentWorkers.sorted() {
-                markLost(worker, reason: "missed the acknowledgement deadline for #\(flight.sequence)")
+        let head = completedFlights
+        guard head < flights.count else { return }
+        if now >= flights[head].deadline {
+            for worker in flights[head].silentWorkers.sorted() {
+                markLost(worker, reason: "missed the acknowledgement deadline for #\(flights[head].sequence)")
             }
+            completeIfDone()
             return
         }
-        guard now >= flight.nextResend else { return }
-        for worker in flight.silentWorkers.sorted() {
+        guard now >= flights[head].nextResend else { return }
+        for worker in flights[head].silentWorkers.sorted() {
             guard let routingID = membership.workers[worker]?.routingID else { continue }
-            resendInFlight(to: routingID)
+            resendInFlight(head, to: routingID)
         }
-        flight.resendGap = min(flight.resendGap * 2, .seconds(1))
-        flight.nextResend = now.advanced(by: flight.resendGap)
-        inFlight = flight
+        flights[head].resendGap = min(flights[head].resendGap * 2, .seconds(1))
+        flights[head].nextResend = now.advanced(by: flights[head].resendGap)
     }
 
-    /// Sends the ACTION in flight directly, with the releases already made that the receiver's stores wait for:
+    /// Sends an ACTION in flight directly, with the releases already made that the receiver's stores wait for:
     /// it may have missed both.
-    func resendInFlight(to routingID: [UInt8]) {
-        guard let flight = inFlight else { return }
+    func resendInFlight(_ index: Int, to routingID: [UInt8]) {
+        let flight = flights[index]
         send(.action(flight.action), to: routingID)
         guard let worker = workerByRoutingID[routingID].flatMap({ membership.workers[$0] }) else { return }
         let released = flight.plan.compactMap { step -> StoreOutput? in
@@ -222,7 +279,7 @@ extension CoordinatorEngine {
         }
         return Message.Status(
             requestID: requestID, epoch: epoch, sequence: lastCompleted,
-            queueLength: UInt32(clamping: queue.count + (inFlight == nil ? 0 : 1)),
+            queueLength: UInt32(clamping: queuedActions + flights.count - completedFlights),
             publishEndpoint: advertisedPublishEndpoint, workers: workers, stores: stores,
             logPath: log.path ?? "", logSync: log.directory == nil ? "memory" : log.sync.rawValue,
             logOldest: log.oldestRetained, logLast: lastLogged, retain: UInt64(configuration.retain))

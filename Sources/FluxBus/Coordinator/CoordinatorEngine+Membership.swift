@@ -132,14 +132,15 @@ extension CoordinatorEngine {
     /// Takes a worker's replicas out of the live set; the dispatch in flight stops waiting for them.
     func releaseReplicas(of workerID: String, as state: WorkerState, reason: String) {
         membership.setState(state, of: workerID)
-        guard var flight = inFlight else { return }
-        var emptied: [String] = []
-        for (store, workers) in flight.awaiting where workers.contains(workerID) {
-            flight.awaiting[store]!.remove(workerID)
-            flight.lost[store, default: []].append((workerID, "worker `\(workerID)` \(reason)"))
-            if flight.awaiting[store]!.isEmpty { emptied.append(store) }
+        for index in flights.indices.dropFirst(completedFlights) {
+            var emptied: [String] = []
+            for (store, workers) in flights[index].awaiting where workers.contains(workerID) {
+                flights[index].awaiting[store]!.remove(workerID)
+                flights[index].lost[store, default: []].append((workerID, "worker `\(workerID)` \(reason)"))
+                if flights[index].awaiting[store]!.isEmpty { emptied.append(store) }
+            }
+            for store in emptied { settle(store, at: index) }
         }
-        inFlight = flight
-        for store in emptied { settle(store) }
+        completeIfDone()
     }
 }

@@ -5,46 +5,63 @@ import Logging
 /// What clients (and workers) ask for besides joining: dispatches, state, and history.
 extension CoordinatorEngine {
 
-    func enqueue(_ dispatch: Message.Dispatch, routingID: [UInt8]) {
-        let requester = Requester(routingID: routingID, requestID: dispatch.requestID)
+    /// Accepts a DISPATCH (one action) or a DISPATCH_BATCH: checks it, answers a retry, and otherwise gives its actions
+    /// their sequences and logs them before queueing.
+    func enqueue(requestID: String, _ actions: [BatchAction], isBatch: Bool, routingID: [UInt8]) {
+        let requester = Requester(routingID: routingID, requestID: requestID)
         func refuse(_ code: Message.Error.Code, _ message: String) {
-            send(.error(.init(requestID: dispatch.requestID, code: code, message: message)), to: routingID)
+            send(.error(.init(requestID: requestID, code: code, message: message)), to: routingID)
         }
         guard !isShuttingDown, !storageFailed else {
             return refuse(.shuttingDown, "the coordinator is shutting down; retry against its replacement")
         }
-        guard !dispatch.actionType.isEmpty, dispatch.actionType.utf8.count <= 256 else {
-            return refuse(.invalidRequest, "the action type must be 1 to 256 bytes")
+        guard !actions.isEmpty, actions.count <= configuration.maxBatch else {
+            return refuse(.invalidRequest, "a batch holds 1 to \(configuration.maxBatch) actions (--max-batch), not \(actions.count); split it")
         }
-        guard dispatch.payload.count <= configuration.maxPayloadBytes else {
-            return refuse(.invalidRequest, "the payload of \(dispatch.payload.count) bytes is over this coordinator's limit of "
-                + "\(configuration.maxPayloadBytes) bytes (--max-payload-bytes); send less, or raise the limit")
+        for (index, action) in actions.enumerated() {
+            let which = isBatch ? "action \(index + 1) of the batch: " : ""
+            guard !action.actionType.isEmpty, action.actionType.utf8.count <= 256 else {
+                return refuse(.invalidRequest, which + "the action type must be 1 to 256 bytes")
+            }
+            guard action.payload.count <= configuration.maxPayloadBytes else {
+                return refuse(.invalidRequest, which + "the payload of \(action.payload.count) bytes is over this coordinator's limit of "
+                    + "\(configuration.maxPayloadBytes) bytes (--max-payload-bytes); send less, or raise the limit")
+            }
         }
-        if !dispatch.requestID.isEmpty {
-            if let result = completedResult(for: dispatch.requestID) {
-                return send(.result(result), to: routingID)
+        if !requestID.isEmpty {
+            if let answer = completedResult(for: requestID) {
+                return send(answer, to: routingID)
             }
             // A retry joins the request in hand; a few retries are answered each, more add nothing.
-            if inFlight?.requesters.contains(where: { $0.requestID == dispatch.requestID }) == true {
-                if inFlight!.requesters.count < Self.requestersPerRequest { inFlight!.requesters.append(requester) }
+            if request?.requestID == requestID {
+                if request!.requesters.count < Self.requestersPerRequest { request!.requesters.append(requester) }
                 return
             }
-            if let waiting = queuedRequestIDs[dispatch.requestID] {
-                if waiting.count < Self.requestersPerRequest { queuedRequestIDs[dispatch.requestID]!.append(requester) }
+            if let waiting = queuedRequestIDs[requestID] {
+                if waiting.count < Self.requestersPerRequest { queuedRequestIDs[requestID]!.append(requester) }
                 return
             }
         }
-        guard queue.count < configuration.queueLimit else {
-            return refuse(.busy, "the bus is busy: \(queue.count) dispatches are queued (limit \(configuration.queueLimit)); retry later")
+        guard queuedActions + actions.count <= configuration.queueLimit else {
+            return refuse(.busy, "the bus is busy: \(queuedActions) actions are queued (limit \(configuration.queueLimit)); retry later")
         }
-        lastLogged += 1
-        log.append(sequence: lastLogged, epoch: epoch, dispatch: dispatch, origin: origin(of: routingID))
-        queue.push(QueuedDispatch(sequence: lastLogged, requesters: [requester], message: dispatch))
-        if !dispatch.requestID.isEmpty { queuedRequestIDs[dispatch.requestID] = [] }
+        let first = lastLogged + 1
+        let origin = origin(of: routingID)
+        for action in actions {
+            lastLogged += 1
+            log.append(
+                sequence: lastLogged, epoch: epoch, action: action, origin: origin, requestID: requestID,
+                batch: isBatch ? (first, actions.count) : nil)
+        }
+        queue.push(QueuedDispatch(
+            sequence: first, requesters: [requester], requestID: requestID, actions: actions, isBatch: isBatch,
+            batchFirst: first, batchSize: actions.count))
+        queuedActions += actions.count
+        if !requestID.isEmpty { queuedRequestIDs[requestID] = [] }
     }
 
     /// The result of a completed request, from memory if the log has not been flushed since, else from the log.
-    func completedResult(for requestID: String) -> Message.Result? {
+    func completedResult(for requestID: String) -> Message? {
         if let result = unflushedResults[requestID] { return result }
         do {
             return try log.result(for: requestID)
@@ -115,9 +132,13 @@ extension CoordinatorEngine {
             }
         }
         send(.replay(.init(epoch: epoch, entries: entries)), to: routingID)
-        // The dispatch in flight is not history yet: send its ACTION again, directly.
-        if let flight = inFlight, (fetch.from...fetch.to).contains(flight.sequence) {
-            resendInFlight(to: routingID)
+        // Dispatches in flight are not history yet: send their ACTIONs again, directly.
+        if let first = flights.dropFirst(completedFlights).first?.sequence, let last = flights.last?.sequence,
+            fetch.from <= last, fetch.to >= first
+        {
+            for sequence in max(fetch.from, first)...min(fetch.to, last) {
+                if let index = flightIndex(of: sequence) { resendInFlight(index, to: routingID) }
+            }
         }
     }
 }

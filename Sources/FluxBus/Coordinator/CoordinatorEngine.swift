@@ -6,11 +6,18 @@ import ZeroMQ
 /// The coordinator's state and rules. It lives on the coordinator's I/O thread and is only ever touched there:
 /// every message and timer tick is handled to the end before the next, so it needs no locks.
 final class CoordinatorEngine {
+    /// A DISPATCH or DISPATCH_BATCH waiting its turn, its actions already logged.
     struct QueuedDispatch {
-        /// Given when the dispatch is accepted and logged, so the log holds the order before anything runs.
+        /// The first action's sequence, given when the request was accepted and logged, so the log holds the order
+        /// before anything runs.
         let sequence: UInt64
         var requesters: [Requester]
-        let message: Message.Dispatch
+        let requestID: String
+        let actions: [BatchAction]
+        let isBatch: Bool
+        /// The batch as accepted; after a restart, `actions` may be only the part that had not completed.
+        let batchFirst: UInt64
+        let batchSize: Int
     }
 
     struct StateQuery {
@@ -34,14 +41,19 @@ final class CoordinatorEngine {
     /// The request ids waiting in the queue, with the requesters that sent the same id again meanwhile: a lookup
     /// instead of a scan of the queue for every DISPATCH.
     var queuedRequestIDs: [String: [Requester]] = [:]
-    var inFlight: InFlightDispatch?
+    /// The request in flight, its dispatches (a batch has several), and how many of those completed, in order.
+    var request: CurrentRequest?
+    var flights: [InFlightDispatch] = []
+    var completedFlights = 0
+    /// Actions waiting in ``queue``: the queue limit counts actions, so that batches cannot grow it unbounded.
+    var queuedActions = 0
     /// The last sequence logged, the last published, and the last completed.
     var lastLogged: UInt64
     var lastSequence: UInt64
     var lastCompleted: UInt64
     let log: ActionLog
     /// Results completed since the log was last flushed, so that a retry arriving meanwhile finds its result.
-    var unflushedResults: [String: Message.Result] = [:]
+    var unflushedResults: [String: Message] = [:]
     /// After a restart: the stores of the previous run that have no live replica yet, and until when dispatching
     /// waits for them.
     var recovery: (stores: Set<String>, until: ContinuousClock.Instant)?
@@ -99,8 +111,12 @@ final class CoordinatorEngine {
         // Actions logged and not completed run again, in order, under this epoch and with their sequences. A worker
         // that applied one before the restart acknowledges it again without applying it.
         for pending in recovered.pending {
-            queue.push(QueuedDispatch(sequence: pending.sequence, requesters: [], message: pending.dispatch))
-            if !pending.dispatch.requestID.isEmpty { queuedRequestIDs[pending.dispatch.requestID] = [] }
+            queue.push(QueuedDispatch(
+                sequence: pending.sequence, requesters: [], requestID: pending.requestID, actions: pending.actions,
+                isBatch: pending.batchSize > 0, batchFirst: pending.batchFirst ?? pending.sequence,
+                batchSize: max(pending.batchSize, 1)))
+            queuedActions += pending.actions.count
+            if !pending.requestID.isEmpty { queuedRequestIDs[pending.requestID] = [] }
         }
         if !recovered.stores.isEmpty {
             recovery = (Set(recovered.stores), ContinuousClock.now.advanced(by: configuration.recoveryGrace))
@@ -167,7 +183,10 @@ final class CoordinatorEngine {
         case .heartbeat(let heartbeat): receiveHeartbeat(heartbeat, routingID: routingID)
         case .goodbye(let goodbye): receiveGoodbye(goodbye, routingID: routingID)
         case .fetch(let fetch): serveFetch(fetch, routingID: routingID)
-        case .dispatch(let dispatch): enqueue(dispatch, routingID: routingID)
+        case .dispatch(let dispatch):
+            enqueue(requestID: dispatch.requestID, [BatchAction(actionType: dispatch.actionType, payload: dispatch.payload, error: dispatch.error)],
+                    isBatch: false, routingID: routingID)
+        case .dispatchBatch(let batch): enqueue(requestID: batch.requestID, batch.actions, isBatch: true, routingID: routingID)
         case .statusRequest(let request): send(.status(status(requestID: request.requestID)), to: routingID)
         case .graphRequest(let request): send(.graph(graph(requestID: request.requestID)), to: routingID)
         case .stateRequest(let request): forwardStateRequest(request, routingID: routingID, now: now)
@@ -179,7 +198,7 @@ final class CoordinatorEngine {
             let query = stateQueries.removeValue(forKey: error.requestID)!
             send(.error(.init(requestID: query.requester.requestID, code: error.code, message: error.message)),
                  to: query.requester.routingID)
-        case .welcome, .reject, .action, .release, .replay, .snapshot, .result, .error, .status, .graph, .completed:
+        case .welcome, .reject, .action, .release, .replay, .snapshot, .result, .error, .status, .graph, .completed, .batchResult:
             dropMalformed("\(message.command) is never sent to a coordinator", from: routingID)
         }
     }
@@ -255,5 +274,5 @@ final class CoordinatorEngine {
     }
 
     /// Whether nothing is in flight or queued.
-    var isIdle: Bool { inFlight == nil && queue.isEmpty }
+    var isIdle: Bool { request == nil && queue.isEmpty }
 }

@@ -6,15 +6,27 @@ struct Requester: Hashable {
     let requestID: String
 }
 
-/// One dispatch between its ACTION and its RESULT: which replicas still owe an acknowledgement, what each store
+/// The request whose actions are in flight: one DISPATCH, or one DISPATCH_BATCH whose actions are all published at
+/// once. The next request starts only when every one of them has completed.
+struct CurrentRequest {
+    let requestID: String
+    var requesters: [Requester]
+    let isBatch: Bool
+    /// The batch as it was accepted: after a restart, the actions that completed before it are not run again.
+    let firstSequence: UInt64
+    let count: Int
+    let startedAt: ContinuousClock.Instant
+    /// The outcomes that were not `ok`, for BATCH_RESULT.
+    var failures: [BatchFailure] = []
+}
+
+/// One dispatch between its ACTION and its completion: which replicas still owe an acknowledgement, what each store
 /// did, and which dependencies were already released to the workers waiting for them.
 struct InFlightDispatch {
     let action: Message.Action
-    /// The request id the dispatch was logged with; empty when none.
-    let requestID: String
-    var requesters: [Requester]
     let startedAt: ContinuousClock.Instant
-    let deadline: ContinuousClock.Instant
+    /// Only the oldest dispatch in flight has a deadline and re-sends: workers apply in order, so the others wait on it.
+    var deadline: ContinuousClock.Instant
     /// Store → workers that still owe an acknowledgement for it.
     var awaiting: [String: Set<String>]
     /// Store → each replica's result, in arrival order.

@@ -21,6 +21,8 @@ struct LocalDispatch {
     var results: [StoreResult] = []
     /// Run from the coordinator's history: the dispatch has completed, so nothing is acknowledged.
     var isReplay = false
+    /// When this worker began it, to tell a dispatch waiting for a release from one the bus has left behind.
+    let begunAt = ContinuousClock.now
 
     init(action message: Message.Action, hosted: (String) -> Bool) {
         sequence = message.sequence

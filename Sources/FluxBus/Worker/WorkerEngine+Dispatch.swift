@@ -17,10 +17,10 @@ extension WorkerEngine {
                 if !current.results.isEmpty { send(.ack(.init(epoch: epoch, sequence: action.sequence, results: current.results))) }
                 return
             }
-            // A later dispatch arrived while this one still waits for a release: the coordinator completed it
-            // without us, so its recorded outcomes can finish it.
+            // A later dispatch arrived while this one still waits for a release: the next action of a batch, or the
+            // coordinator completed this one without us (then catching up fetches its recorded outcomes).
             keep(action)
-            return requestFetch(from: current.sequence, to: action.sequence - 1)
+            return catchUp()
         }
         if action.sequence == lastApplied + 1 {
             begin(action)

@@ -150,7 +150,11 @@ final class WorkerEngine {
     /// Fetches what the coordinator has that we lack. A dispatch in hand that the coordinator has moved past (or
     /// reported completed) completed without us: fetch it too, to settle it from the record.
     func catchUp() {
-        if let current, knownSequence > current.sequence || knownCompleted >= current.sequence {
+        // The dispatch in hand completed without us when the coordinator says so; or, probably, when later ones were
+        // published and it has waited a while (a batch's actions are published together, so not at once).
+        if let current, knownCompleted >= current.sequence
+            || (knownSequence > current.sequence && ContinuousClock.now - current.begunAt > heartbeat)
+        {
             requestFetch(from: current.sequence, to: max(knownSequence, current.sequence))
         } else if current == nil, knownSequence > lastApplied {
             requestFetch(from: lastApplied + 1, to: knownSequence)
@@ -225,7 +229,8 @@ final class WorkerEngine {
             break
         case .snapshot(let snapshot):
             receive(snapshot)
-        case .hello, .ready, .ack, .fetch, .dispatch, .statusRequest, .status, .graphRequest, .graph, .state:
+        case .hello, .ready, .ack, .fetch, .dispatch, .dispatchBatch, .statusRequest, .status, .graphRequest, .graph, .state,
+            .batchResult:
             malformedCount += 1
             logger.warning("dropped \(message.command), which a coordinator never sends to a worker")
         }
