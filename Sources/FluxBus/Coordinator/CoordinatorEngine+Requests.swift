@@ -124,6 +124,8 @@ extension CoordinatorEngine {
                 }
                 return send(.error(.init(requestID: "", code: .invalidRequest, message: reason)), to: routingID)
             }
+            // Completions wait in the log's buffer until the next commit; commit them so the read sees them.
+            flushLog()
             do {
                 entries = try log.entries(in: fetch.from...min(fetch.to, lastCompleted), maximum: configuration.replayBatch)
             } catch {
