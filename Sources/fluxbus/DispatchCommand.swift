@@ -11,9 +11,10 @@ struct DispatchCommand: AsyncParsableCommand {
             The payload is JSON: an argument, @FILE to read it from a file, or - for standard input. Without one, \
             the payload is {}. Exits 0 when every store succeeded, 1 when one failed or was skipped.
 
-            --batch reads one JSON payload per line from standard input and dispatches each as TYPE, in order, \
-            several in flight at once; on a terminal it shows progress. It prints a summary (or, with --json, one \
-            result object per line) and exits 1 if any dispatch had a store fail or skip.
+            --batch reads one JSON payload per line from standard input and dispatches them as TYPE, in order, in \
+            batches of --batch-size: each batch is one request whose actions run one by one, exactly as if \
+            dispatched singly, and is answered once. On a terminal it shows progress. It prints a summary (or, with \
+            --json, one object per batch) and exits 1 if any action had a store fail or skip.
 
             Examples:
               fluxbus dispatch counter.add '{"by":1}'
@@ -37,13 +38,17 @@ struct DispatchCommand: AsyncParsableCommand {
     @Flag(help: "Print one JSON object: seq, status, stores, elapsedMicros.")
     var json = false
 
-    @Flag(help: "Read one JSON payload per line from standard input and dispatch each.")
+    @Flag(help: "Read one JSON payload per line from standard input and dispatch them in batches.")
     var batch = false
+
+    @Option(help: "Actions per batch with --batch; at most the coordinator's --max-batch (4096).")
+    var batchSize = 1_000
 
     @OptionGroup var connection: ConnectionOptions
 
     func validate() throws {
         guard !type.isEmpty else { throw ValidationError("the action type must not be empty") }
+        guard batchSize >= 1 else { throw ValidationError("--batch-size must be at least 1") }
     }
 
     func run() async throws {
@@ -63,53 +68,72 @@ struct DispatchCommand: AsyncParsableCommand {
 }
 
 extension DispatchCommand {
-    /// Requests kept in flight at once in a batch: enough to hide the round trip, far below the queue bound.
-    static let batchWindow = 32
+    /// What `--batch --json` prints per batch.
+    struct BatchJSON: Codable {
+        struct Failure: Codable {
+            let seq: UInt64
+            let store: String
+            let worker: String
+            let status: String
+            let message: String
+        }
+        let firstSeq: UInt64
+        let count: UInt32
+        let elapsedMicros: UInt64
+        let failures: [Failure]
+    }
 
     func runBatch() async throws {
         guard payload == "{}" else {
             throw reportFailure(BusError(code: .usage, message: "--batch reads payloads from standard input; give no payload argument"))
         }
-        var payloads: [[UInt8]] = []
+        var actions: [BatchAction] = []
         for (number, line) in readAllStandardInput().split(separator: "\n").enumerated() where !line.allSatisfy(\.isWhitespace) {
             do {
-                payloads.append(try PayloadSource.validated(Data(line.utf8), origin: "line \(number + 1) of standard input"))
+                let bytes = try PayloadSource.validated(Data(line.utf8), origin: "line \(number + 1) of standard input")
+                actions.append(BatchAction(actionType: type, payload: bytes, error: error))
             } catch {
                 throw reportFailure(error)
             }
         }
-        let progress = Progress(total: payloads.count)
+        let progress = Progress(total: actions.count)
+        let (batchSize, prefix) = (batchSize, requestId)
         let results = try await withClient(connection) { client in
-            var results = [DispatchResult?](repeating: nil, count: payloads.count)
-            try await withThrowingTaskGroup(of: (Int, DispatchResult).self) { group in
-                var next = 0
-                let (type, error, payloads) = (type, error, payloads)
-                func launch() {
-                    let index = next
-                    let payload = payloads[index]
-                    next += 1
-                    group.addTask { (index, try await client.dispatch(type, payload: payload, error: error)) }
-                }
-                while next < min(Self.batchWindow, payloads.count) { launch() }
-                while let (index, result) = try await group.next() {
-                    results[index] = result
-                    progress.advance()
-                    if next < payloads.count { launch() }
-                }
+            var results: [Message.BatchResult] = []
+            for (index, start) in stride(from: 0, to: actions.count, by: batchSize).enumerated() {
+                let chunk = Array(actions[start..<min(start + batchSize, actions.count)])
+                // With --request-id, each batch's id derives from it, so rerunning the same input is idempotent.
+                let id = prefix.map { "\($0)-\(index)" } ?? UUID().uuidString
+                results.append(try await client.dispatchBatch(chunk, requestID: id))
+                progress.advance(by: chunk.count)
             }
-            return results.compactMap { $0 }
+            return results
         }
         progress.finish()
-        let failed = results.filter { !$0.succeeded }
+        let failures = results.flatMap(\.failures)
         if json {
-            for result in results { print(try ResultView.encode(ResultView.json(result))) }
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            for result in results {
+                let line = BatchJSON(
+                    firstSeq: result.firstSequence, count: result.count, elapsedMicros: result.elapsedMicros,
+                    failures: result.failures.map {
+                        .init(seq: $0.sequence, store: $0.outcome.store, worker: $0.outcome.worker,
+                              status: $0.outcome.status.description, message: $0.outcome.message)
+                    })
+                print(String(decoding: try encoder.encode(line), as: UTF8.self))
+            }
         } else {
-            let sequences = results.map(\.sequence)
-            print("\(results.count) dispatched as \(type)" + (sequences.isEmpty ? "" : ", #\(sequences.min()!) to #\(sequences.max()!)")
-                + ", \(failed.count) with a store that failed or was skipped")
-            for result in failed.prefix(10) { print(ResultView.text(result, actionType: type)) }
+            let range = results.first.map { "#\($0.firstSequence) to #\(results.last!.lastSequence)" }
+            let micros = results.reduce(UInt64(0)) { $0 + $1.elapsedMicros }
+            print("\(actions.count) dispatched as \(type) in \(results.count) batch\(results.count == 1 ? "" : "es")"
+                + (range.map { ", \($0)" } ?? "") + ", \(Set(failures.map(\.sequence)).count) with a store that failed or was skipped"
+                + (micros > 0 ? String(format: "; %.0f actions/s on the bus", Double(actions.count) / (Double(micros) / 1e6)) : ""))
+            for failure in failures.prefix(10) {
+                print("  #\(failure.sequence) \(failure.outcome.store) \(failure.outcome.status) on \(failure.outcome.worker.isEmpty ? "-" : failure.outcome.worker): \(failure.outcome.message)")
+            }
         }
-        if !failed.isEmpty { throw ExitCode(1) }
+        if !failures.isEmpty { throw ExitCode(1) }
     }
 
     private func readAllStandardInput() -> String {
@@ -129,8 +153,8 @@ final class Progress: @unchecked Sendable {
         self.total = total
     }
 
-    func advance() {
-        done += 1
+    func advance(by count: Int = 1) {
+        done += count
         guard visible, total >= 100, ContinuousClock.now - lastShown > .milliseconds(100) || done == total else { return }
         lastShown = .now
         let width = 30

@@ -84,9 +84,9 @@ struct OperationsTests {
         try await Task.sleep(for: .milliseconds(300))
         let input = cluster.directory.appendingPathComponent("batch.jsonl")
         try Data(String(repeating: "{\"by\":2}\n", count: 300).utf8).write(to: input)
-        let batch = try CommandLineTests.fluxbus(["dispatch", "counter.add", "--batch"] + endpoint, input: input)
+        let batch = try CommandLineTests.fluxbus(["dispatch", "counter.add", "--batch", "--batch-size", "128"] + endpoint, input: input)
         #expect(batch.status == 0, "\(batch.output)\n\(batch.error)\n\(cluster.allLogs())")
-        #expect(batch.output.contains("300 dispatched as counter.add, #1 to #300, 0 with a store that failed"))
+        #expect(batch.output.contains("300 dispatched as counter.add in 3 batches, #1 to #300, 0 with a store that failed"), "\(batch.output)")
         tail.waitUntilExit()
         #expect(tail.terminationStatus == 0)
         let tailed = try cluster.log("tail").split(separator: "\n").map { try JSONDecoder().decode(TailView.JSON.self, from: Data($0.utf8)) }
