@@ -22,3 +22,13 @@ extension Codec {
         }
     }
 }
+
+extension Codec {
+    // The log's hot records, specialized here: a generic call from another module is not.
+
+    /// A completed dispatch's entry in wire layout.
+    package func encodeEntry(_ entry: ReplayEntry) -> [UInt8] { encodeRecord(entry) }
+
+    /// A completed dispatch's entry, from ``encodeEntry(_:)``'s bytes.
+    package func decodeEntry(_ bytes: [UInt8]) throws(DecodeError) -> ReplayEntry { try decodeRecord(ReplayEntry.self, from: bytes) }
+}

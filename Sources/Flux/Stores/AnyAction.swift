@@ -79,13 +79,20 @@ package enum Value: @unchecked Sendable {
 
 /// The project's one JSON setting: sorted keys, so that equal states give equal bytes and equal digests.
 package enum JSONCoding {
-    package static func encode(_ value: any Encodable) throws -> [UInt8] {
+    // One of each, shared: making a coder costs more than a small payload's whole decode. Both are Sendable, and
+    // their options never change after this.
+    private static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return Array(try encoder.encode(value))
+        return encoder
+    }()
+    private static let decoder = JSONDecoder()
+
+    package static func encode(_ value: any Encodable) throws -> [UInt8] {
+        Array(try encoder.encode(value))
     }
 
     package static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
-        try JSONDecoder().decode(T.self, from: Data(bytes))
+        try decoder.decode(T.self, from: Data(bytes))
     }
 }

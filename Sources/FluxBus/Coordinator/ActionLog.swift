@@ -48,7 +48,7 @@ final class ActionLog {
     private enum Write {
         case epoch(UInt64)
         case action(sequence: UInt64, epoch: UInt64, action: BatchAction, origin: String, requestID: String, batch: (first: UInt64, size: Int)?)
-        case completion(sequence: UInt64, entry: [UInt8], completed: [UInt8])
+        case completion(sequence: UInt64, entry: [UInt8])
         case answer(requestID: String, sequence: UInt64, message: [UInt8])
         case store(String)
         case snapshot(Snapshot)
@@ -124,8 +124,8 @@ final class ActionLog {
                     epoch INTEGER PRIMARY KEY,
                     startedAt REAL NOT NULL
                 );
-                -- One row per accepted action, from the moment it is logged; entry and completed are filled in when
-                -- the dispatch completes (entry: the ReplayEntry, completed: the COMPLETED body, both in wire layout).
+                -- One row per accepted action, from the moment it is logged; entry is filled in when the dispatch
+                -- completes: the ReplayEntry in wire layout, with every planned store's recorded outcome and output.
                 CREATE TABLE action (
                     sequence INTEGER PRIMARY KEY,
                     epoch INTEGER NOT NULL,
@@ -137,8 +137,8 @@ final class ActionLog {
                     batchFirst INTEGER,
                     batchSize INTEGER NOT NULL DEFAULT 0,
                     loggedAt REAL NOT NULL,
-                    entry BLOB,
-                    completed BLOB
+                    completedAt REAL,
+                    entry BLOB
                 );
                 -- The answer owed to each request id: its first sequence from the start, its RESULT or BATCH_RESULT (the
                 -- whole body frame) once complete.
@@ -233,9 +233,9 @@ final class ActionLog {
         hasUnflushedActions = true
     }
 
-    /// Records a completed dispatch: its entry for replay, and its COMPLETED for the record.
-    func complete(_ entry: ReplayEntry, completed: Message.Completed) {
-        writes.append(.completion(sequence: entry.sequence, entry: codec.encodeRecord(entry), completed: codec.encodeRecord(completed)))
+    /// Records a completed dispatch's entry, for replay.
+    func complete(_ entry: ReplayEntry) {
+        writes.append(.completion(sequence: entry.sequence, entry: codec.encodeEntry(entry)))
     }
 
     /// Records the answer (RESULT or BATCH_RESULT) owed to a request id, for retries.
@@ -306,9 +306,9 @@ final class ActionLog {
                 try db.cachedStatement(sql: "INSERT OR REPLACE INTO request (requestID, sequence) VALUES (?, ?)")
                     .execute(arguments: [requestID, sequence])
             }
-        case .completion(let sequence, let entry, let completed):
-            try db.cachedStatement(sql: "UPDATE action SET entry = ?, completed = ? WHERE sequence = ?")
-                .execute(arguments: [Data(entry), Data(completed), sequence])
+        case .completion(let sequence, let entry):
+            try db.cachedStatement(sql: "UPDATE action SET entry = ?, completedAt = ? WHERE sequence = ?")
+                .execute(arguments: [Data(entry), now, sequence])
         case .answer(let requestID, let sequence, let message):
             try db.cachedStatement(sql: "INSERT OR REPLACE INTO request (requestID, sequence, result) VALUES (?, ?, ?)")
                 .execute(arguments: [requestID, sequence, Data(message)])
@@ -346,7 +346,7 @@ final class ActionLog {
                 SELECT entry FROM action WHERE sequence BETWEEN ? AND ? AND entry IS NOT NULL ORDER BY sequence LIMIT ?
                 """, arguments: [range.lowerBound, range.upperBound, maximum])
         }
-        return try blobs.map { try codec.decodeRecord(ReplayEntry.self, from: [UInt8]($0)) }
+        return try blobs.map { try codec.decodeEntry([UInt8]($0)) }
     }
 
     /// How many actions the log holds.

@@ -166,11 +166,9 @@ extension CoordinatorEngine {
         let completed = Message.Completed(
             epoch: epoch, sequence: flight.sequence, actionType: flight.action.actionType, elapsedMicros: micros,
             outcomes: outcomes)
-        log.complete(
-            ReplayEntry(
-                epoch: epoch, sequence: flight.sequence, actionType: flight.action.actionType, payload: flight.action.payload,
-                error: flight.action.error, plan: flight.plan, outputs: flight.plan.map { flight.settled[$0.store]! }),
-            completed: completed)
+        log.complete(ReplayEntry(
+            epoch: epoch, sequence: flight.sequence, actionType: flight.action.actionType, payload: flight.action.payload,
+            error: flight.action.error, plan: flight.plan, outputs: flight.plan.map { flight.settled[$0.store]! }))
         if request!.isBatch {
             request!.failures += outcomes.filter { $0.status != .ok }.map { BatchFailure(sequence: flight.sequence, outcome: $0) }
         }
