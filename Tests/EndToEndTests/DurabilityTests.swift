@@ -189,7 +189,7 @@ struct DurabilityTests {
         let otherSequence = acknowledged.filter { sequencesByRequest[$0.requestID] != nil && sequencesByRequest[$0.requestID] != [$0.sequence] }
         #expect(otherSequence.isEmpty, "\(otherSequence.count) RESULTs name another sequence than the log, e.g. \(otherSequence.prefix(3))")
         let strangers = Set(sequencesByRequest.keys).subtracting(acknowledgedIDs)
-        #expect(strangers.isEmpty, "the log holds request ids no client sent or was answered for: \(strangers.prefix(5))")
+        #expect(strangers.isEmpty, "the log holds request ids no client sent or was answered for: \(Array(strangers.prefix(5)))")
         #expect(completedRows == acknowledgedIDs.count, "\(completedRows) completed actions for \(acknowledgedIDs.count) acknowledged requests")
         #expect(uncompleted.isEmpty, "actions logged and not completed: \(uncompleted.prefix(10)) (the log ends at #\(rows.last.map { $0["sequence"] as UInt64 } ?? 0))")
 
@@ -219,8 +219,13 @@ struct DurabilityTests {
         for name in ["r1", "r2", "r3", "coordinator-\(kills)"] {
             #expect(statuses[name] == 0, "\(name) exited \(statuses[name].map(String.init) ?? "?")\n\(cluster.allLogs())")
         }
+        let redispatched = (1...kills).map { run in
+            cluster.log("coordinator-\(run)").split(separator: "\n").first { $0.contains("recovered the log") }
+                .flatMap { line in line.range(of: "toDispatchAgain=").map { line[$0.upperBound...].prefix { $0.isNumber } } }
+                .map(String.init) ?? "?"
+        }
         print("durability: \(total) requests, \(kills) coordinator kills at \(killed.map(\.acknowledgedBefore)) acknowledged, "
-              + "\(retried) requests retried, \(probes) probes; dispatching took \(dispatching), the whole test \(ContinuousClock.now - began)")
+              + "\(retried) requests retried, \(redispatched) dispatched again after each restart, \(probes) probes; dispatching took \(dispatching), the whole test \(ContinuousClock.now - began)")
     }
 
     // MARK: - 2. Compacted history
