@@ -41,9 +41,12 @@ struct DurabilityTests {
     struct Acknowledged: Sendable {
         let requestID: String
         let sequence: UInt64
-        let counterOK: Bool
+        /// How the RESULT summed up counter: `ok`, or `lost` when no replica acknowledged in time (a replica the
+        /// coordinator wrote off, for example when a loaded machine stalls it past the liveness deadline, applies the
+        /// dispatch when it catches up); nil when counter is not in it at all.
+        let counter: OutcomeStatus?
         let attempts: Int
-        /// What the RESULT said, when it does not say counter applied it.
+        /// What the RESULT said, when counter is not `ok` in it.
         let outcomes: [Outcome]
     }
 
@@ -97,10 +100,10 @@ struct DurabilityTests {
                                 attempts += 1
                                 do {
                                     let result = try await client.dispatch("counter.add", json: #"{"by":1}"#, requestID: requestID)
-                                    let counterOK = result.stores.contains { $0.name == "counter" && $0.status == .ok }
+                                    let counter = result.stores.first { $0.name == "counter" }?.status
                                     acks.append(.init(
-                                        requestID: requestID, sequence: result.sequence, counterOK: counterOK, attempts: attempts,
-                                        outcomes: counterOK ? [] : result.outcomes))
+                                        requestID: requestID, sequence: result.sequence, counter: counter, attempts: attempts,
+                                        outcomes: counter == .ok ? [] : result.outcomes))
                                     acknowledgedCount.add(1)
                                     break
                                 } catch let error as BusError where Self.isRetryable(error) && ContinuousClock.now < giveUp {
@@ -157,12 +160,11 @@ struct DurabilityTests {
         #expect(acknowledged.count == total)
         #expect(acknowledgedIDs.count == total)
         #expect(Set(acknowledged.map(\.sequence)).count == acknowledged.count, "two requests were answered with one sequence")
-        let withoutCounter = acknowledged.filter { !$0.counterOK }
-        if !withoutCounter.isEmpty {
-            let kept = FileManager.default.temporaryDirectory.appendingPathComponent("fluxbus-durability-\(UUID().uuidString.prefix(8))")
-            try? FileManager.default.copyItem(at: cluster.directory, to: kept)
-            Issue.record("\(withoutCounter.count) results do not say counter applied it, e.g. \(withoutCounter.prefix(3)); logs kept in \(kept.path)")
-        }
+        // Counter took part in every dispatch and never failed; `lost` is allowed (see ``Acknowledged/counter``): the
+        // replicas' final state below says whether they applied it.
+        let unexpected = acknowledged.filter { $0.counter != .ok && $0.counter != .lost }
+        #expect(unexpected.isEmpty, "\(unexpected.count) results without counter ok or lost, e.g. \(unexpected.prefix(3))\n\(cluster.allLogs())")
+        let lostResults = acknowledged.filter { $0.counter == .lost }
         let retried = acknowledged.filter { $0.attempts > 1 }.count
 
         // (a) The log: each acknowledged request once, completed, under the sequence its RESULT named.
@@ -233,7 +235,7 @@ struct DurabilityTests {
                 .map(String.init) ?? "?"
         }
         print("durability: \(total) requests, \(kills) coordinator kills at \(killed.map(\.acknowledgedBefore)) acknowledged, "
-              + "\(retried) requests retried, \(redispatched) dispatched again after each restart, \(probes) probes; dispatching took \(dispatching), the whole test \(ContinuousClock.now - began)")
+              + "\(retried) requests retried, \(lostResults.count) results with counter lost (e.g. \(lostResults.first?.outcomes.first?.message ?? "none")), \(redispatched) dispatched again after each restart, \(probes) probes; dispatching took \(dispatching), the whole test \(ContinuousClock.now - began)")
     }
 
     // MARK: - 2. Compacted history
