@@ -63,7 +63,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
     var inMemory = false
 
     @Option(help: ArgumentHelp(
-        "How log commits reach the disk: always (fsync before any client hears of it), batch (synced every 50 ms), off (left to the OS).",
+        "How log commits reach the disk: always (an action is fsynced before it is published), batch (synced every 50 ms), off (left to the OS).",
         valueName: "mode"))
     var sync = LogSync.always.rawValue
 

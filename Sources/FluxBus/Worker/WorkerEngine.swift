@@ -198,6 +198,9 @@ final class WorkerEngine {
             logger.error("the coordinator refused this worker", metadata: ["code": "\(reject.code)", "reason": "\(reject.reason)"])
             stop(BusError(code: .refused, message: "the coordinator refused worker `\(id)`: \(reject.reason)"))
         case .goodbye(let goodbye):
+            // Already joining: the HELLO is on its way, and every heartbeat queued while the coordinator was away
+            // earns a GOODBYE of its own; answering each with another HELLO would rejoin over and over.
+            guard phase != .joining else { return }
             logger.notice("the coordinator asked this worker to join again", metadata: ["reason": "\(goodbye.reason)"])
             sayHello()
         case .action(let action):
