@@ -24,6 +24,9 @@ extension BenchReport {
                 notes.append("target \(target.metric) \(target.comparison) \(target.threshold.compact): \(target.value.compact) "
                     + (target.met ? "met" : "MISSED"))
             }
+            if let rate = scenario.pipelinedThroughput {
+                notes.append(String(format: "%.0f dispatches/s with %d outstanding (the table's ops/s is lock-step)", rate, scenario.pipelineWindow ?? 0))
+            }
             if let samples = scenario.rssSamples {
                 notes.append("VmRSS MB at each 10%: " + samples.map { String(format: "%.1f", Double($0) / 1_048_576) }.joined(separator: " "))
             }

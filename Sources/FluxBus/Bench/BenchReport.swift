@@ -54,8 +54,11 @@ public struct ScenarioReport: Sendable, Codable, Hashable {
     /// Measured operations (after warm-up).
     public var count: Int?
     public var latency: LatencySummary?
-    /// Operations per second over the measured part.
+    /// Operations per second over the measured part (lock-step for dispatch scenarios: one at a time).
     public var throughput: Double?
+    /// Operations per second with `pipelineWindow` dispatches outstanding (the coordinator's queue kept full).
+    public var pipelinedThroughput: Double?
+    public var pipelineWindow: Int?
     /// The median latency divided by the baseline's median in the same run.
     public var ratioToBaseline: Double?
     /// The coordinator's CPU seconds (user + system) over the measured part.
