@@ -12,6 +12,7 @@ public enum BenchRunner {
         ("workers-3", "counter.add to a store replicated on 3 worker processes (target >= 10,000 dispatches/s with 32 outstanding)"),
         ("workers-8", "lock-step counter.add to a store replicated on 8 worker processes"),
         ("flight", "lock-step country-update through country <- city <- price on 3 worker processes (target: median <= 4x baseline)"),
+        ("status-rtt", "lock-step STATUS requests: client -> coordinator -> client, no worker on the path (for analysis)"),
         ("catch-up", "a fresh replica replays a 100,000-action log (target >= 200,000 actions/s)"),
         ("durable-always", "workers-1 with the coordinator on a SQLite log, --sync always"),
         ("durable-off", "workers-1 with the coordinator on a SQLite log, --sync off"),
@@ -80,6 +81,8 @@ public enum BenchRunner {
             return report
         case "flight":
             return try await ClusterBenchmarks.lockStep(ClusterBenchmarks.flightShape(settings: settings), settings: settings, count: latencyCount)
+        case "status-rtt":
+            return try await ClusterBenchmarks.statusRoundTrip(settings: settings, count: latencyCount)
         case "catch-up":
             return try await CatchUpBench.run(settings: settings, count: settings.count(default: 100_000, quick: 2_000))
         case "durable-always", "durable-off":

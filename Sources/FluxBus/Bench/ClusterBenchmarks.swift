@@ -127,6 +127,35 @@ enum ClusterBenchmarks {
         return report
     }
 
+    /// `status-rtt`: lock-step STATUS requests, client → coordinator → client with no worker on the path, to split
+    /// a dispatch's time between the client and coordinator hop and the worker hop.
+    static func statusRoundTrip(settings: BenchSettings, count: Int) async throws -> ScenarioReport {
+        let shape = counterShape("status-rtt", workers: 1, settings: settings)
+        var report = ScenarioReport(scenario: "status-rtt", operation: "one lock-step STATUS request, client to coordinator and back (no worker on the path)")
+        try await withCluster(shape, settings: settings) { client, pid in
+            for _ in 0..<settings.warmup(for: count) { _ = try await client.status() }
+            let before = pid.flatMap(ProcessStats.read(pid:))
+            var recorder = LatencyRecorder()
+            let clock = ContinuousClock()
+            let started = clock.now
+            for _ in 0..<count {
+                let start = clock.now
+                _ = try await client.status()
+                recorder.record(clock.now - start)
+            }
+            let elapsed = clock.now - started
+            let after = pid.flatMap(ProcessStats.read(pid:))
+            report.count = count
+            report.latency = recorder.summary
+            report.throughput = Double(count) / (elapsed.nanoseconds / 1e9)
+            if let before, let after {
+                report.coordinatorCPUSeconds = after.cpuSeconds - before.cpuSeconds
+                report.coordinatorPeakRSSBytes = after.peakResidentBytes
+            }
+        }
+        return report
+    }
+
     /// Dispatches and checks that every store succeeded.
     static func dispatch(_ client: BusClient, _ action: (type: String, payload: [UInt8])) async throws {
         let result = try await client.dispatch(action.type, payload: action.payload)
