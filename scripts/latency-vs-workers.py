@@ -6,9 +6,11 @@ Usage:
     scripts/latency-vs-workers.py bench.json docs/latency-vs-workers.svg
 
 Reads the `workers-N` scenarios and the baseline of one run and writes an SVG (Python 3 standard library only):
-median and p99 for each N, and the raw ZeroMQ baseline's median and p99 as horizontal lines.
+median and p99 for each N, and the raw ZeroMQ baseline's median and p99 as horizontal lines. The latency axis is
+logarithmic, so medians and tails both stay readable.
 """
 import json
+import math
 import re
 import sys
 from xml.sax.saxutils import escape
@@ -30,22 +32,25 @@ def load(path):
     return report, sorted(points)
 
 
-def nice_ceiling(value):
-    """The smallest 1, 2 or 5 times a power of ten at or above value."""
-    magnitude = 1.0
-    while magnitude * 10 <= value:
-        magnitude *= 10
-    while magnitude > value:
-        magnitude /= 10
-    for step in (1, 2, 5, 10):
-        if step * magnitude >= value:
-            return step * magnitude
-    return 10 * magnitude
+def ticks(low, high):
+    """1, 2 and 5 times powers of ten from below low to above high."""
+    values = []
+    exponent = math.floor(math.log10(low))
+    while True:
+        for step in (1, 2, 5):
+            value = step * 10 ** exponent
+            if value >= low / 2:
+                values.append(value)
+            if value >= high:
+                return values
+        exponent += 1
 
 
 def svg(report, points):
     baseline = (report.get("baseline") or {}).get("latency") or {}
-    top = nice_ceiling(max([p99 for _, _, p99 in points] + [baseline.get("p99", 0)]) * 1.05)
+    values = [v for _, p50, p99 in points for v in (p50, p99)] + [baseline[k] for k in ("p50", "p99") if k in baseline]
+    grid = ticks(min(values), max(values))
+    bottom, top = math.log10(grid[0]), math.log10(grid[-1])
     workers = [n for n, _, _ in points]
     low, high = min(workers), max(workers)
     plot_width, plot_height = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
@@ -54,7 +59,7 @@ def svg(report, points):
         return LEFT + (plot_width / 2 if high == low else (n - low) / (high - low) * plot_width)
 
     def y(micros):
-        return TOP + plot_height - micros / top * plot_height
+        return TOP + plot_height - (math.log10(max(micros, grid[0])) - bottom) / (top - bottom) * plot_height
 
     out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" '
            'font-family="sans-serif" font-size="12">' % (WIDTH, HEIGHT, WIDTH, HEIGHT),
@@ -65,17 +70,16 @@ def svg(report, points):
     out.append('<text x="%d" y="36" fill="#555">%s</text>' % (LEFT, escape(
         "%s cores, %s, %s" % (machine.get("cores", "?"), machine.get("cpuModel", "?"), machine.get("date", "?")[:10]))))
     # Axes and grid.
-    for index in range(6):
-        value = top * index / 5
+    for value in grid:
         out.append('<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#ddd"/>' % (LEFT, y(value), LEFT + plot_width, y(value)))
-        out.append('<text x="%d" y="%.1f" text-anchor="end">%g</text>' % (LEFT - 6, y(value) + 4, round(value, 1)))
+        out.append('<text x="%d" y="%.1f" text-anchor="end">%g</text>' % (LEFT - 6, y(value) + 4, value))
     out.append('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>' % (LEFT, TOP, LEFT, TOP + plot_height))
     out.append('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>' % (LEFT, TOP + plot_height, LEFT + plot_width, TOP + plot_height))
     for n in workers:
         out.append('<text x="%.1f" y="%d" text-anchor="middle">%d</text>' % (x(n), TOP + plot_height + 18, n))
     out.append('<text x="%.1f" y="%d" text-anchor="middle">worker processes (one store replicated on each)</text>'
                % (LEFT + plot_width / 2, HEIGHT - 15))
-    out.append('<text x="18" y="%.1f" text-anchor="middle" transform="rotate(-90 18 %.1f)">latency (µs)</text>'
+    out.append('<text x="18" y="%.1f" text-anchor="middle" transform="rotate(-90 18 %.1f)">latency (µs, log scale)</text>'
                % (TOP + plot_height / 2, TOP + plot_height / 2))
     # Baseline lines.
     legend = []
