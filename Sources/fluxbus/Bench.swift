@@ -109,7 +109,7 @@ extension FluxBusCommand {
             } else {
                 print(report.text)
             }
-            let failed = ([report.baseline].compactMap { $0 } + report.scenarios).filter { $0.outcome == .failed }
+            let failed = ([report.baseline, report.baselineEnd].compactMap { $0 } + report.scenarios).filter { $0.outcome == .failed }
             if !failed.isEmpty {
                 printError("failed: " + failed.map { "\($0.scenario): \($0.message ?? "")" }.joined(separator: "\n        "))
                 throw ExitCode(3)

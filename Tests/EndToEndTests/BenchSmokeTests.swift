@@ -29,6 +29,11 @@ struct BenchSmokeTests {
         let baseline = try #require(report.baseline)
         #expect(baseline.outcome == .ok)
         #expect((baseline.latency?.p50 ?? 0) > 0)
+        // The floor is measured again after the scenarios; ratios divide by the faster of the two medians.
+        let baselineEnd = try #require(report.baselineEnd)
+        #expect((baselineEnd.latency?.p50 ?? 0) > 0)
+        let floor = try #require(report.baselineMedian)
+        #expect(floor == min(baseline.latency!.p50, baselineEnd.latency!.p50))
 
         let workers = try #require(report.scenarios.first { $0.scenario == "workers-1" })
         #expect(workers.outcome == .ok, "\(workers.message ?? "")")
@@ -37,7 +42,7 @@ struct BenchSmokeTests {
         for percentile in [latency.p50, latency.p90, latency.p99, latency.p999] { #expect(percentile > 0) }
         #expect(latency.p50 <= latency.p99)
         #expect((workers.throughput ?? 0) > 0)
-        #expect((workers.ratioToBaseline ?? 0) > 0)
+        #expect(abs((workers.ratioToBaseline ?? 0) - latency.p50 / floor) < 1e-9)
         #expect((workers.coordinatorCPUSeconds ?? -1) >= 0)
         #expect((workers.coordinatorPeakRSSBytes ?? 0) > 0)
         #expect(workers.targets.contains { $0.metric == "median / baseline median" && $0.threshold == 2 })

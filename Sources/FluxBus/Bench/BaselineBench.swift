@@ -45,7 +45,11 @@ public enum BaselineBench {
     /// Measures `count` lock-step round trips of a `payloadBytes` message after `warmup` unrecorded ones, on a
     /// thread of its own (blocking ZeroMQ calls stay off Swift's cooperative pool).
     /// - Throws: ``BusError`` `unreachable` when no echo comes back within 10 seconds.
-    static func measure(endpoint: String, count: Int, warmup: Int, payloadBytes: Int, progress: BenchProgress?) async throws -> (LatencyRecorder, Duration) {
+    /// - Returns: the latencies, the measured part's duration, and the relay's CPU seconds over it (nil without
+    ///   `relayPID` or /proc).
+    static func measure(
+        endpoint: String, count: Int, warmup: Int, payloadBytes: Int, relayPID: Int32?, progress: BenchProgress?
+    ) async throws -> (LatencyRecorder, Duration, Double?) {
         try await onThread("fluxbus-bench-baseline") {
             let context = try ZMQContext()
             defer { context.shutdown() }
@@ -73,6 +77,7 @@ public enum BaselineBench {
                 }
             }
             for _ in 0..<warmup { guard try roundTrip(timeout: .seconds(10)) else { throw lost(endpoint) } }
+            let before = relayPID.flatMap(ProcessStats.read(pid:))
             var recorder = LatencyRecorder()
             let clock = ContinuousClock()
             let started = clock.now
@@ -82,7 +87,9 @@ public enum BaselineBench {
                 recorder.record(clock.now - start)
                 progress?.update(index + 1, of: count)
             }
-            return (recorder, clock.now - started)
+            let elapsed = clock.now - started
+            let after = relayPID.flatMap(ProcessStats.read(pid:))
+            return (recorder, elapsed, before.flatMap { before in after.map { $0.cpuSeconds - before.cpuSeconds } })
         }
     }
 

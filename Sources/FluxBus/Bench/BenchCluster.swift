@@ -15,11 +15,12 @@ package final class BenchCluster: @unchecked Sendable {
     package let control: String
     package let publish: String
     private let executable: URL
+    private let coordinator: Process
     private var workerNames: [String] = []
 
     /// Starts a coordinator with `coordinatorArguments` added to its command line.
-    /// - Throws: ``BusError`` `unreachable` with the coordinator's log when it exits during its first half second
-    ///   (for example because it rejects an option).
+    /// - Throws: ``BusError`` `unreachable` with the coordinator's log when it exits at once (for example because it
+    ///   rejects an option); ``waitUntilLive(_:client:within:)`` notices a later exit.
     package init(executable: URL, coordinatorArguments: [String] = []) async throws {
         self.executable = executable
         processes = try LocalProcesses(prefix: "fluxbus-bench")
@@ -29,14 +30,23 @@ package final class BenchCluster: @unchecked Sendable {
             "coordinator", executable: executable,
             arguments: ["coordinator", "--control", control, "--publish", publish, "--log-level", "warning"] + coordinatorArguments)
         BenchChildren.shared.add(coordinator.processIdentifier)
+        self.coordinator = coordinator
         try await Task.sleep(for: .milliseconds(300))
-        if !coordinator.isRunning {
-            // The first line says why (an unknown option, a port in use); the rest is usage text.
-            let log = processes.log("coordinator").split(separator: "\n").first.map(String.init) ?? ""
+        do {
+            try checkCoordinator()
+        } catch {
             await stop()
-            throw BusError(code: .unreachable, message: "the coordinator exited with status \(coordinator.terminationStatus): "
-                + log.trimmingCharacters(in: .whitespacesAndNewlines))
+            throw error
         }
+    }
+
+    /// Throws when the coordinator has exited, with the first line of its log (an unknown option, a port in use).
+    /// - Throws: ``BusError`` `unreachable`, its message starting "the coordinator exited".
+    package func checkCoordinator() throws {
+        guard !coordinator.isRunning else { return }
+        coordinator.waitUntilExit()
+        let log = processes.log("coordinator").split(separator: "\n").first.map(String.init) ?? ""
+        throw BusError(code: .unreachable, message: "the coordinator exited with status \(coordinator.terminationStatus): \(log)")
     }
 
     /// The coordinator's process id.
@@ -55,7 +65,8 @@ package final class BenchCluster: @unchecked Sendable {
     package func waitUntilLive(_ count: Int, client: BusClient, within limit: Duration = .seconds(60)) async throws {
         let deadline = ContinuousClock.now.advanced(by: limit)
         while ContinuousClock.now < deadline {
-            if let status = try? await client.status(timeout: .seconds(2)), status.workers.filter({ $0.state == .live }).count >= count {
+            try checkCoordinator()
+            if let status = try? await client.status(timeout: .milliseconds(500)), status.workers.filter({ $0.state == .live }).count >= count {
                 return
             }
             try await Task.sleep(for: .milliseconds(50))

@@ -10,11 +10,14 @@ extension BenchReport {
         let header = "scenario".padded(15) + "   count" + "      p50 µs" + "    p90 µs" + "    p99 µs" + "  p99.9 µs" + "      ops/s"
             + "  x base" + "  coord CPU s" + "  coord peak MB"
         lines.append(header)
-        for scenario in [baseline].compactMap({ $0 }) + scenarios {
+        for scenario in [baseline, baselineEnd].compactMap({ $0 }) + scenarios {
             lines.append(scenario.row)
         }
+        if let baselineMedian {
+            lines.append(String(format: "x base: the median over %.1f µs, the faster of the baseline's medians before and after the scenarios", baselineMedian))
+        }
         lines.append("")
-        for scenario in [baseline].compactMap({ $0 }) + scenarios {
+        for scenario in [baseline, baselineEnd].compactMap({ $0 }) + scenarios {
             var notes: [String] = []
             if let inProcess = scenario.inProcess {
                 notes.append(String(format: "%.1f ns per op, floor %.1f ns, %.2fx", inProcess.nanosPerOperation,

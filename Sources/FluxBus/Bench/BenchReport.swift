@@ -59,7 +59,7 @@ public struct ScenarioReport: Sendable, Codable, Hashable {
     /// Operations per second with `pipelineWindow` dispatches outstanding (the coordinator's queue kept full).
     public var pipelinedThroughput: Double?
     public var pipelineWindow: Int?
-    /// The median latency divided by the baseline's median in the same run.
+    /// The median latency divided by the baseline's median in the same run (``BenchReport/baselineMedian``).
     public var ratioToBaseline: Double?
     /// The coordinator's CPU seconds (user + system) over the measured part.
     public var coordinatorCPUSeconds: Double?
@@ -88,6 +88,11 @@ public struct BenchReport: Sendable, Codable, Hashable {
     /// Where the cluster scenarios ran: `local` (spawned by the benchmark) or the control endpoint given.
     public var cluster: String
     public var payloadBytes: Int
+    /// The raw ZeroMQ baseline, before the scenarios.
     public var baseline: ScenarioReport?
+    /// The same baseline again after the scenarios.
+    public var baselineEnd: ScenarioReport?
+    /// The lower of the two baselines' medians, in microseconds: what every `ratioToBaseline` divides by.
+    public var baselineMedian: Double?
     public var scenarios: [ScenarioReport]
 }
