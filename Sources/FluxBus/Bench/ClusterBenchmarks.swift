@@ -50,7 +50,8 @@ enum ClusterBenchmarks {
                 let missing = shape.stores.filter { name in !status.stores.contains { $0.name == name } }
                 guard missing.isEmpty else {
                     throw BusError(code: .usage, message: "the cluster at \(control) has no store \(missing.joined(separator: ", ")); "
-                        + "start workers hosting it, e.g. `fluxbus worker --id w1 --store counter=counter`")
+                        + "start a worker hosting it, e.g. `fluxbus worker --id bench-w1 --coordinator \(control)"
+                        + missing.map { " --store \($0)=\($0)" }.joined() + "`")
                 }
                 let value = try await body(client, settings.coordinatorPID)
                 await client.close()
