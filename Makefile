@@ -66,7 +66,7 @@ fuzz:
 	.build-fuzz/release/CodecFuzzer -runs=$(FUZZ_RUNS) -seed=$(FUZZ_SEED) -print_final_stats=1 -artifact_prefix=.build-fuzz/ \
 		.build-fuzz/corpus Tests/Fuzz/corpus
 
-# In-process benchmarks (see docs/BENCHMARKS.md).
+# Benchmarks: in process, and on a coordinator and workers started on this machine (see docs/BENCHMARKS.md).
 bench: deps-system
 	$(SWIFT) run -c release fluxbus bench
 

@@ -3,72 +3,159 @@ import Foundation
 import FluxBus
 
 extension FluxBusCommand {
-    struct Bench: ParsableCommand {
+    struct Bench: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Measure FluxBus against a floor measured in the same run.",
+            abstract: "Measure FluxBus, in process and on a cluster, against floors measured in the same run.",
             discussion: """
-                Scenarios:
-                  dispatcher  one Flux dispatch to 11 callbacks, one waiting for another, against the same 11 \
-                closures called from an array (target: at most 1.5x)
-                  redux       one Redux dispatch through 3 middlewares, a reducer and 10 subscribers, against \
-                the same functions called directly
+                Like redis-benchmark or `nats bench`: by default it starts a coordinator and worker processes on this \
+                machine from its own executable (tcp on 127.0.0.1, free ports) and stops them afterwards, also on \
+                Ctrl-C. Every distributed scenario is printed as absolute figures and as a ratio to a raw ZeroMQ \
+                round trip (client -> relay -> echo -> relay -> client, three processes) measured in the same run. \
+                `--list` shows the scenarios; without a name, all but `memory` run. A scenario may also be \
+                workers-N for any N up to 64.
 
-                Build in release mode for meaningful figures.
+                Against an existing cluster (--control): the workers must already be there, hosting `counter` \
+                (kind counter) for workers-N, memory and catch-up, and country, city and price for flight. \
+                workers-N then measures whatever replicas are live; durable-* need a coordinator started here; \
+                pass --coordinator-pid for the coordinator's CPU and memory figures. The baseline still runs here.
+
+                Build in release mode for meaningful figures (see docs/BENCHMARKS.md).
 
                 Examples:
-                  swift run -c release fluxbus bench
-                  swift run -c release fluxbus bench dispatcher --json
+                  swift build -c release --product fluxbus && .build/release/fluxbus bench
+                  fluxbus bench workers-1 workers-3 workers-8 --json > bench.json
+                  fluxbus bench --quick --json workers-1
+                  fluxbus bench memory --count 1000000
+                  fluxbus bench workers-1 --control tcp://10.0.0.5:7401 --coordinator-pid 4242
                 """
         )
 
-        @Argument(help: "The scenario to run (dispatcher, redux); all when omitted.")
-        var scenario: String?
+        @Argument(help: "Scenarios to run (see --list); all but memory when omitted.")
+        var scenarios: [String] = []
 
-        @Option(help: "Operations per round.")
-        var operations = 1_000_000
+        @Flag(help: "List the scenarios and exit.")
+        var list = false
 
-        @Option(help: "Rounds; the median round is reported.")
-        var rounds = 7
+        @Option(help: "Measured operations per scenario (defaults: 10,000 dispatches; catch-up 100,000; memory 1,000,000; in process 1,000,000 per round).")
+        var count: Int?
 
-        @Flag(help: "Print one JSON array of results instead of a table.")
+        @Option(help: ArgumentHelp("The same as --count (the in-process scenarios' older name).", visibility: .hidden))
+        var operations: Int?
+
+        @Option(help: "Rounds of the in-process scenarios; the median round is reported (default 7, 3 with --quick).")
+        var rounds: Int?
+
+        @Option(help: "Unrecorded operations before measuring (default: 10% of the count, at most 1,000).")
+        var warmup: Int?
+
+        @Option(help: "Bytes in each action's payload and in the baseline's message.")
+        var payloadBytes = 64
+
+        @Option(help: "Worker processes for memory, catch-up (already live ones) and durable-*; workers-N names its own.")
+        var workers: Int?
+
+        @Option(help: ArgumentHelp("Run against this existing coordinator instead of starting one.", valueName: "endpoint"))
+        var control: String?
+
+        @Option(help: ArgumentHelp(
+            "The existing cluster's publish endpoint; recorded in the report (workers learn it from WELCOME).", valueName: "endpoint"))
+        var publish: String?
+
+        @Option(help: "The existing coordinator's process id on this machine, for its CPU and memory figures.")
+        var coordinatorPid: Int32?
+
+        @Flag(help: "A tiny smoke run: 200 dispatches, 2,000 for catch-up and memory.")
+        var quick = false
+
+        @Flag(help: "Print one JSON document (machine, settings, every scenario) instead of a table.")
         var json = false
 
         func validate() throws {
-            if let scenario, !InProcessBenchmarks.scenarios.contains(scenario) {
+            for name in scenarios where !BenchRunner.isScenario(name) {
                 throw ValidationError(
-                    "unknown scenario '\(scenario)'; choose one of: \(InProcessBenchmarks.scenarios.joined(separator: ", "))"
-                )
+                    "unknown scenario '\(name)'; choose from: \(BenchRunner.catalogue.map(\.name).joined(separator: ", ")) (or workers-N)")
             }
-            guard operations > 0, rounds > 0 else {
-                throw ValidationError("--operations and --rounds must be positive")
-            }
+            if let count = count ?? operations, count <= 0 { throw ValidationError("--count must be positive") }
+            if let rounds, rounds <= 0 { throw ValidationError("--rounds must be positive") }
+            if let warmup, warmup < 0 { throw ValidationError("--warmup must not be negative") }
+            if let workers, !(1...64).contains(workers) { throw ValidationError("--workers must be between 1 and 64") }
+            guard (0...1_000_000).contains(payloadBytes) else { throw ValidationError("--payload-bytes must be between 0 and 1000000") }
         }
 
-        func run() throws {
-            let settings = InProcessBenchmarks.Settings(operations: operations, rounds: rounds)
-            var results: [BenchmarkResult] = []
-            for name in scenario.map({ [$0] }) ?? InProcessBenchmarks.scenarios {
-                if let result = try InProcessBenchmarks.run(name, settings: settings) { results.append(result) }
+        func run() async throws {
+            if list {
+                for (name, summary) in BenchRunner.catalogue { print(name.padding(toLength: 16, withPad: " ", startingAt: 0) + summary) }
+                return
             }
+            let signalSources = BenchChildren.shared.installSignalHandlers()
+            defer { withExtendedLifetime(signalSources) {} }
+            var settings = BenchSettings(executable: URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath())
+            settings.count = count ?? operations
+            settings.rounds = rounds
+            settings.warmup = warmup
+            settings.payloadBytes = payloadBytes
+            settings.workers = workers
+            settings.quick = quick
+            settings.control = control
+            settings.coordinatorPID = coordinatorPid
+            var report = await BenchRunner.run(
+                scenarios.isEmpty ? BenchRunner.defaultSet : scenarios, settings: settings,
+                command: (["fluxbus"] + CommandLine.arguments.dropFirst()).joined(separator: " "))
+            if let publish, control != nil { report.cluster += " (publish \(publish))" }
             if json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-                print(String(decoding: try encoder.encode(results), as: UTF8.self))
-                return
+                print(String(decoding: try encoder.encode(report), as: UTF8.self))
+            } else {
+                print(report.text)
             }
-            print("scenario     per op      floor       ratio   target")
-            for result in results {
-                let target = result.targetRatio.map { String(format: "<= %.1fx %@", $0, result.meetsTarget! ? "met" : "MISSED") } ?? "-"
-                print(
-                    result.scenario.padding(toLength: 12, withPad: " ", startingAt: 0)
-                        + String(format: " %7.1f ns  %7.1f ns  %5.2fx  ", result.nanosPerOperation,
-                                 result.floorNanosPerOperation, result.ratio)
-                        + target
-                )
+            let failed = ([report.baseline, report.baselineEnd].compactMap { $0 } + report.scenarios).filter { $0.outcome == .failed }
+            if !failed.isEmpty {
+                printError("failed: " + failed.map { "\($0.scenario): \($0.message ?? "")" }.joined(separator: "\n        "))
+                throw ExitCode(3)
             }
-            for result in results {
-                print("  \(result.scenario): \(result.operation); floor: \(result.floor)")
+        }
+    }
+
+    /// The baseline's peer processes: `fluxbus bench-peer relay|echo --endpoint EP`. Hidden; `fluxbus bench`
+    /// starts and stops them.
+    struct BenchPeer: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "bench-peer",
+            abstract: "A raw ZeroMQ peer for the benchmark's baseline (started by `fluxbus bench`).",
+            discussion: """
+                relay binds a ROUTER and forwards between clients and the echo peer; echo connects a DEALER and \
+                sends every message back. Both run until killed.
+
+                Example:
+                  fluxbus bench-peer relay --endpoint tcp://127.0.0.1:7500
+                """,
+            shouldDisplay: false)
+
+        @Argument(help: "relay or echo.")
+        var role: String
+
+        @Option(help: "The relay's ROUTER endpoint.")
+        var endpoint: String
+
+        func validate() throws {
+            guard ["relay", "echo"].contains(role) else { throw ValidationError("the role must be relay or echo, not '\(role)'") }
+        }
+
+        func run() async throws {
+            // Blocking ZeroMQ calls stay off Swift's cooperative pool: the peer loops on a thread of its own.
+            let role = role
+            let endpoint = endpoint
+            let thread = Thread {
+                do {
+                    if role == "relay" { try BaselineBench.runRelay(endpoint: endpoint) } else { try BaselineBench.runEcho(endpoint: endpoint) }
+                } catch {
+                    printError("bench-peer \(role): \(error)")
+                    Foundation.exit(3)
+                }
             }
+            thread.start()
+            while true { try await Task.sleep(for: .seconds(3600)) }
         }
     }
 }

@@ -25,7 +25,7 @@ struct FluxBusCommand: AsyncParsableCommand {
             """,
         subcommands: [
             CoordinatorCommand.self, WorkerCommand.self, DispatchCommand.self, StatusCommand.self, GraphCommand.self,
-            StateCommand.self, TailCommand.self, Demo.self, Bench.self, KeygenCommand.self,
+            StateCommand.self, TailCommand.self, Demo.self, Bench.self, KeygenCommand.self, BenchPeer.self,
         ]
     )
 

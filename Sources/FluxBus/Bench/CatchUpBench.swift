@@ -1,0 +1,73 @@
+import Foundation
+import FluxBusProtocol
+import FluxStores
+import Logging
+
+/// `catch-up`: a log of `count` actions, then a fresh replica of `counter` joins and replays it. The replica is an
+/// in-process ``Worker`` connected over tcp, so its events time the replay precisely.
+enum CatchUpBench {
+    static func run(settings: BenchSettings, count: Int) async throws -> ScenarioReport {
+        let shape = ClusterBenchmarks.counterShape("catch-up", workers: settings.workers ?? 1, settings: settings)
+        var report = ScenarioReport(
+            scenario: "catch-up",
+            operation: "a fresh counter replica replays a log of \(count) actions: time from WELCOME to live at the last sequence")
+        report.workers = shape.workers.count
+        // The coordinator keeps the whole log in its history, so the replica catches up by replay alone.
+        try await ClusterBenchmarks.withCluster(shape, settings: settings, historyLimit: max(count + 1_000, BusDefaults.historyLimit)) { client, pid in
+            let progress = BenchProgress.make("catch-up log")
+            try await ClusterBenchmarks.pipelined(client, count: count, window: 32, action: shape.action) { progress?.update($0, of: count) }
+            progress?.finish()
+            let target = try await client.status().sequence
+
+            let endpoint = settings.control ?? client.endpoint
+            var logger = Logger(label: "fluxbus.bench.catch-up")
+            logger.logLevel = .warning
+            let worker = Worker(
+                configuration: WorkerConfiguration(id: "bench-catch-up-\(UUID().uuidString.prefix(6))", coordinator: endpoint,
+                                                   stores: [HostedStore(CounterStore.self)]),
+                logger: logger)
+            let before = pid.flatMap(ProcessStats.read(pid:))
+            let clock = ContinuousClock()
+            let started = clock.now
+            let running = Task { try await worker.run() }
+            var welcomed: ContinuousClock.Instant?
+            var lastApplied: ContinuousClock.Instant?
+            var live: (ContinuousClock.Instant, UInt64)?
+            let timeout = Task {
+                try await Task.sleep(for: .seconds(120))
+                worker.stop()
+            }
+            for await event in worker.events {
+                switch event {
+                case .welcomed: welcomed = clock.now
+                case .applied(let sequence, _, _) where sequence >= target: lastApplied = lastApplied ?? clock.now
+                case .live(let sequence): live = (clock.now, sequence)
+                case .rejected(_, let reason): throw BusError(code: .refused, message: "the coordinator refused the replica: \(reason)")
+                default: break
+                }
+                if live != nil { break }
+            }
+            timeout.cancel()
+            worker.stop()
+            _ = try? await running.value
+            let after = pid.flatMap(ProcessStats.read(pid:))
+            guard let welcomed, let (liveAt, sequence) = live else {
+                throw BusError(code: .unreachable, message: "the replica did not become live within 120 seconds")
+            }
+            let replay = liveAt - welcomed
+            report.count = Int(sequence)
+            report.throughput = Double(sequence) / (replay.nanoseconds / 1e9)
+            report.message = String(
+                format: "start to WELCOME %.1f ms; WELCOME to last action applied %.1f ms; WELCOME to live at #%llu %.1f ms",
+                (welcomed - started).nanoseconds / 1e6, ((lastApplied ?? liveAt) - welcomed).nanoseconds / 1e6, sequence,
+                replay.nanoseconds / 1e6)
+            report.targets.append(.init(metric: "actions replayed per second", comparison: ">=", threshold: 200_000,
+                                        value: report.throughput!))
+            if let before, let after {
+                report.coordinatorCPUSeconds = after.cpuSeconds - before.cpuSeconds
+                report.coordinatorPeakRSSBytes = after.peakResidentBytes
+            }
+        }
+        return report
+    }
+}

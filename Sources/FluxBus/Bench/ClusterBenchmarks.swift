@@ -1,0 +1,266 @@
+import Foundation
+import FluxBusProtocol
+
+/// The distributed scenarios that dispatch through a coordinator: `workers-N`, `flight`, `durable-*`, `memory`,
+/// and the `batch` slot.
+enum ClusterBenchmarks {
+    /// One dispatch scenario's shape.
+    struct Shape {
+        var name: String
+        var operation: String
+        /// Worker ids and the `--store` specs of each.
+        var workers: [(id: String, stores: [String])]
+        /// Stores that must exist on an existing cluster.
+        var stores: [String]
+        var coordinatorArguments: [String] = []
+        /// The action for the n-th dispatch.
+        var action: @Sendable (Int) -> (type: String, payload: [UInt8])
+    }
+
+    /// `counter` (kind counter) on `workers` processes, dispatching `counter.add`.
+    static func counterShape(_ name: String, workers: Int, settings: BenchSettings) -> Shape {
+        let payload = PaddedJSON.make(#""by":1"#, bytes: settings.payloadBytes)
+        return Shape(
+            name: name, operation: "one lock-step counter.add (\(payload.count)-byte payload) to a store replicated on \(workers) worker process(es), client request to RESULT",
+            workers: (1...workers).map { ("bench-w\($0)", ["counter=counter"]) }, stores: ["counter"],
+            action: { _ in ("counter.add", payload) })
+    }
+
+    /// The flight chain on three worker processes: country ← city ← price, each wait across processes.
+    static func flightShape(settings: BenchSettings) -> Shape {
+        let countries = ["France", "Japan", "Germany", "Italy", "Spain"]
+        let payloads = countries.map { PaddedJSON.make(#""country":"\#($0)""#, bytes: settings.payloadBytes) }
+        return Shape(
+            name: "flight", operation: "one lock-step country-update through country ← city ← price on 3 worker processes",
+            workers: [("bench-country", ["country=country"]), ("bench-city", ["city=city"]), ("bench-price", ["price=price"])],
+            stores: ["country", "city", "price"],
+            action: { n in ("country-update", payloads[n % payloads.count]) })
+    }
+
+    /// Runs `body` with a client on the scenario's cluster: the one at `settings.control`, or one started here and
+    /// stopped afterwards whatever happens.
+    static func withCluster<T>(
+        _ shape: Shape, settings: BenchSettings, historyLimit: Int? = nil,
+        _ body: (BusClient, _ coordinatorPID: Int32?) async throws -> T
+    ) async throws -> T {
+        if let control = settings.control {
+            let client = try await BusClient(endpoint: control, timeout: .seconds(10))
+            do {
+                let status = try await client.status()
+                let missing = shape.stores.filter { name in !status.stores.contains { $0.name == name } }
+                guard missing.isEmpty else {
+                    throw BusError(code: .usage, message: "the cluster at \(control) has no store \(missing.joined(separator: ", ")); "
+                        + "start a worker hosting it, e.g. `fluxbus worker --id bench-w1 --coordinator \(control)"
+                        + missing.map { " --store \($0)=\($0)" }.joined() + "`")
+                }
+                let value = try await body(client, settings.coordinatorPID)
+                await client.close()
+                return value
+            } catch {
+                await client.close()
+                throw error
+            }
+        }
+        var arguments = shape.coordinatorArguments
+        if let historyLimit { arguments += ["--history-limit", "\(historyLimit)"] }
+        let cluster = try await BenchCluster(executable: settings.executable, coordinatorArguments: arguments)
+        do {
+            for worker in shape.workers { try cluster.startWorker(worker.id, stores: worker.stores) }
+            let client = try await BusClient(endpoint: cluster.control, timeout: .seconds(10))
+            do {
+                try await cluster.waitUntilLive(shape.workers.count, client: client)
+                let value = try await body(client, cluster.coordinatorPID)
+                await client.close()
+                await cluster.stop()
+                return value
+            } catch {
+                await client.close()
+                throw error
+            }
+        } catch {
+            await cluster.stop()
+            throw error
+        }
+    }
+
+    /// Dispatches outstanding at once when measuring throughput rather than latency.
+    static let pipelineWindow = 32
+
+    /// Lock-step dispatches, then the same count again with ``pipelineWindow`` outstanding: each waits for the previous one's RESULT. Latency is client request to RESULT.
+    static func lockStep(_ shape: Shape, settings: BenchSettings, count: Int) async throws -> ScenarioReport {
+        var report = ScenarioReport(scenario: shape.name, operation: shape.operation)
+        report.workers = settings.control == nil ? shape.workers.count : nil
+        let warmup = settings.warmup(for: count)
+        try await withCluster(shape, settings: settings) { client, pid in
+            if settings.control != nil {
+                let status = try await client.status()
+                report.workers = status.workers.filter { $0.state == .live && $0.stores.contains(where: shape.stores.contains) }.count
+            }
+            for n in 0..<warmup { try await dispatch(client, shape.action(n)) }
+            let progress = BenchProgress.make(shape.name)
+            defer { progress?.finish() }
+            let before = pid.flatMap(ProcessStats.read(pid:))
+            var recorder = LatencyRecorder()
+            let clock = ContinuousClock()
+            let started = clock.now
+            for n in 0..<count {
+                let start = clock.now
+                try await dispatch(client, shape.action(n))
+                recorder.record(clock.now - start)
+                progress?.update(n + 1, of: count)
+            }
+            let elapsed = clock.now - started
+            let after = pid.flatMap(ProcessStats.read(pid:))
+            report.count = count
+            report.latency = recorder.summary
+            report.throughput = Double(count) / (elapsed.nanoseconds / 1e9)
+            if let before, let after {
+                report.coordinatorCPUSeconds = after.cpuSeconds - before.cpuSeconds
+                report.coordinatorPeakRSSBytes = after.peakResidentBytes
+            }
+            // Then the rate with the coordinator's queue kept full, as many clients (or one that does not wait)
+            // would keep it: the bus still runs one dispatch at a time, but no client round trip sits between two.
+            let pipelinedStart = clock.now
+            try await pipelined(client, count: count, window: pipelineWindow, action: shape.action)
+            report.pipelinedThroughput = Double(count) / ((clock.now - pipelinedStart).nanoseconds / 1e9)
+            report.pipelineWindow = pipelineWindow
+        }
+        return report
+    }
+
+    /// `status-rtt`: lock-step STATUS requests, client → coordinator → client with no worker on the path, to split
+    /// a dispatch's time between the client and coordinator hop and the worker hop.
+    static func statusRoundTrip(settings: BenchSettings, count: Int) async throws -> ScenarioReport {
+        let shape = counterShape("status-rtt", workers: 1, settings: settings)
+        var report = ScenarioReport(scenario: "status-rtt", operation: "one lock-step STATUS request, client to coordinator and back (no worker on the path)")
+        try await withCluster(shape, settings: settings) { client, pid in
+            for _ in 0..<settings.warmup(for: count) { _ = try await client.status() }
+            let before = pid.flatMap(ProcessStats.read(pid:))
+            var recorder = LatencyRecorder()
+            let clock = ContinuousClock()
+            let started = clock.now
+            for _ in 0..<count {
+                let start = clock.now
+                _ = try await client.status()
+                recorder.record(clock.now - start)
+            }
+            let elapsed = clock.now - started
+            let after = pid.flatMap(ProcessStats.read(pid:))
+            report.count = count
+            report.latency = recorder.summary
+            report.throughput = Double(count) / (elapsed.nanoseconds / 1e9)
+            if let before, let after {
+                report.coordinatorCPUSeconds = after.cpuSeconds - before.cpuSeconds
+                report.coordinatorPeakRSSBytes = after.peakResidentBytes
+            }
+        }
+        return report
+    }
+
+    /// Dispatches and checks that every store succeeded.
+    static func dispatch(_ client: BusClient, _ action: (type: String, payload: [UInt8])) async throws {
+        let result = try await client.dispatch(action.type, payload: action.payload)
+        guard result.succeeded else {
+            let failure = result.stores.first { $0.status != .ok }
+            throw BusError(code: .refused, message: "dispatch #\(result.sequence) of \(action.type) did not succeed: "
+                + "\(failure?.name ?? "?") \(failure?.status.description ?? "") \(failure?.error ?? "")")
+        }
+    }
+
+    /// Dispatches `count` actions with up to `window` outstanding at once; calls `after` with the number done
+    /// after each one completes, in order of completion.
+    static func pipelined(
+        _ client: BusClient, count: Int, window: Int, action: @escaping @Sendable (Int) -> (type: String, payload: [UInt8]),
+        after: (Int) -> Void = { _ in }
+    ) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            var started = 0
+            var done = 0
+            while started < min(window, count) {
+                let n = started
+                group.addTask { try await dispatch(client, action(n)) }
+                started += 1
+            }
+            while try await group.next() != nil {
+                done += 1
+                after(done)
+                if started < count {
+                    let n = started
+                    group.addTask { try await dispatch(client, action(n)) }
+                    started += 1
+                }
+            }
+        }
+    }
+
+    /// `durable-always` / `durable-off`: `workers-1` with the coordinator on a durable log in a temporary
+    /// directory. A coordinator that rejects the options makes the scenario `unavailable`, with its words.
+    static func durable(_ sync: String, settings: BenchSettings, count: Int) async throws -> ScenarioReport {
+        let name = "durable-\(sync)"
+        var shape = counterShape(name, workers: settings.workers ?? 1, settings: settings)
+        shape.operation = "as workers-\(shape.workers.count), the coordinator on a SQLite log with --sync \(sync)"
+        if settings.control != nil {
+            return ScenarioReport(scenario: name, operation: shape.operation, outcome: .unavailable,
+                                  message: "needs a coordinator started by the benchmark; it does not run against --control")
+        }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fluxbus-bench-log-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        shape.coordinatorArguments = ["--data-dir", directory.path, "--sync", sync]
+        do {
+            return try await lockStep(shape, settings: settings, count: count)
+        } catch let error as BusError where error.message.hasPrefix("the coordinator exited") {
+            return ScenarioReport(scenario: name, operation: shape.operation, outcome: .unavailable,
+                                  message: "the coordinator in this build rejects --data-dir/--sync: \(error.message)")
+        }
+    }
+
+    /// `memory`: `count` dispatches, 32 outstanding at a time, sampling the coordinator's VmRSS at every 10%.
+    static func memory(settings: BenchSettings, count: Int) async throws -> ScenarioReport {
+        let shape = counterShape("memory", workers: settings.workers ?? 1, settings: settings)
+        var report = ScenarioReport(
+            scenario: "memory",
+            operation: "counter.add on \(shape.workers.count) worker process(es), 32 outstanding, coordinator VmRSS sampled every 10%")
+        report.workers = shape.workers.count
+        try await withCluster(shape, settings: settings) { client, pid in
+            guard let pid else {
+                throw BusError(code: .usage, message: "memory needs the coordinator's process id: pass --coordinator-pid with --control")
+            }
+            let before = ProcessStats.read(pid: pid)
+            var samples: [Int] = []
+            let progress = BenchProgress.make("memory")
+            defer { progress?.finish() }
+            let tenth = max(count / 10, 1)
+            let clock = ContinuousClock()
+            let started = clock.now
+            try await pipelined(client, count: count, window: pipelineWindow, action: shape.action) { done in
+                progress?.update(done, of: count)
+                if done % tenth == 0 || done == count, samples.count < 10 {
+                    samples.append(ProcessStats.read(pid: pid)?.residentBytes ?? 0)
+                }
+            }
+            let elapsed = clock.now - started
+            let after = ProcessStats.read(pid: pid)
+            report.count = count
+            report.throughput = Double(count) / (elapsed.nanoseconds / 1e9)
+            report.rssSamples = samples
+            if let first = samples.first, let last = samples.last, first > 0 {
+                report.rssGrowthPercent = (Double(last) - Double(first)) / Double(first) * 100
+                report.targets.append(.init(metric: "VmRSS growth from 10% to 100% (%)", comparison: "<", threshold: 10,
+                                            value: report.rssGrowthPercent!))
+            }
+            if let before, let after {
+                report.coordinatorCPUSeconds = after.cpuSeconds - before.cpuSeconds
+                report.coordinatorPeakRSSBytes = after.peakResidentBytes
+            }
+        }
+        return report
+    }
+
+    /// The slot for batched dispatch, which this build's client does not have.
+    static func batch() -> ScenarioReport {
+        ScenarioReport(
+            scenario: "batch", operation: "many counter.add actions in one request (batched dispatch)", outcome: .unavailable,
+            message: "not available in this build: the client has no batched dispatch yet")
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import FluxBus
+import Testing
+
+/// `fluxbus bench` end to end: a tiny run of the distributed harness, its JSON, and that it leaves no process behind.
+/// Speed itself is measured by `fluxbus bench`, not here.
+@Suite("fluxbus bench", .timeLimit(.minutes(1)))
+struct BenchSmokeTests {
+    /// The processes still running whose environment carries `marker`: children inherit the bench's environment.
+    static func processes(marked marker: String) -> [Int32] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap(Int32.init).filter { pid in
+            guard let environment = FileManager.default.contents(atPath: "/proc/\(pid)/environ") else { return false }
+            return environment.split(separator: 0).contains { String(decoding: $0, as: UTF8.self) == marker }
+        }
+    }
+
+    @Test func aQuickRunReportsPositiveFiguresAndLeavesNoProcess() throws {
+        let marker = "FLUXBUS_BENCH_SMOKE=\(UUID().uuidString)"
+        let (key, value) = (String(marker.prefix { $0 != "=" }), String(marker.drop { $0 != "=" }.dropFirst()))
+        let run = try CommandLineTests.fluxbus(
+            ["bench", "--quick", "--json", "workers-1", "batch"], environment: [key: value])
+        #expect(run.status == 0, "\(run.error)")
+        #expect(Self.processes(marked: marker).isEmpty, "fluxbus bench left processes behind")
+
+        let report = try JSONDecoder().decode(BenchReport.self, from: Data(run.output.utf8))
+        #expect(report.machine.cores > 0)
+        #expect(!report.machine.cpuModel.isEmpty)
+        let baseline = try #require(report.baseline)
+        #expect(baseline.outcome == .ok)
+        #expect((baseline.latency?.p50 ?? 0) > 0)
+        // The floor is measured again after the scenarios; ratios divide by the faster of the two medians.
+        let baselineEnd = try #require(report.baselineEnd)
+        #expect((baselineEnd.latency?.p50 ?? 0) > 0)
+        let floor = try #require(report.baselineMedian)
+        #expect(floor == min(baseline.latency!.p50, baselineEnd.latency!.p50))
+
+        let workers = try #require(report.scenarios.first { $0.scenario == "workers-1" })
+        #expect(workers.outcome == .ok, "\(workers.message ?? "")")
+        let latency = try #require(workers.latency)
+        #expect(latency.count == 200)
+        for percentile in [latency.p50, latency.p90, latency.p99, latency.p999] { #expect(percentile > 0) }
+        #expect(latency.p50 <= latency.p99)
+        #expect((workers.throughput ?? 0) > 0)
+        #expect(abs((workers.ratioToBaseline ?? 0) - latency.p50 / floor) < 1e-9)
+        #expect((workers.coordinatorCPUSeconds ?? -1) >= 0)
+        #expect((workers.coordinatorPeakRSSBytes ?? 0) > 0)
+        #expect(workers.targets.contains { $0.metric == "median / baseline median" && $0.threshold == 2 })
+
+        // The slot for batched dispatch reports that it is not there rather than a number.
+        let batch = try #require(report.scenarios.first { $0.scenario == "batch" })
+        #expect(batch.outcome == .unavailable)
+        #expect(batch.throughput == nil)
+    }
+
+    @Test func anInterruptedRunStopsItsProcesses() async throws {
+        let marker = "FLUXBUS_BENCH_SMOKE=\(UUID().uuidString)"
+        let (key, value) = (String(marker.prefix { $0 != "=" }), String(marker.drop { $0 != "=" }.dropFirst()))
+        let process = Process()
+        process.executableURL = Cluster.binary
+        process.arguments = ["bench", "workers-3", "--count", "1000000"]
+        process.environment = ProcessInfo.processInfo.environment.merging([key: value]) { $1 }
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // Wait until the baseline's relay and echo processes are up (the bench itself plus 2 children), then Ctrl-C.
+        let deadline = ContinuousClock.now.advanced(by: .seconds(20))
+        while Self.processes(marked: marker).count < 3, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(Self.processes(marked: marker).count >= 3)
+        try await Task.sleep(for: .milliseconds(300))
+        kill(process.processIdentifier, SIGINT)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 128 + SIGINT)
+        #expect(Self.processes(marked: marker).isEmpty, "an interrupted fluxbus bench left processes behind")
+    }
+}
