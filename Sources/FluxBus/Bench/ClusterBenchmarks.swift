@@ -40,7 +40,7 @@ enum ClusterBenchmarks {
     /// Runs `body` with a client on the scenario's cluster: the one at `settings.control`, or one started here and
     /// stopped afterwards whatever happens.
     static func withCluster<T>(
-        _ shape: Shape, settings: BenchSettings, historyLimit: Int? = nil,
+        _ shape: Shape, settings: BenchSettings, retain: Int? = nil,
         _ body: (BusClient, _ coordinatorPID: Int32?) async throws -> T
     ) async throws -> T {
         if let control = settings.control {
@@ -62,7 +62,7 @@ enum ClusterBenchmarks {
             }
         }
         var arguments = shape.coordinatorArguments
-        if let historyLimit { arguments += ["--history-limit", "\(historyLimit)"] }
+        if let retain { arguments += ["--retain", "\(retain)"] }
         let cluster = try await BenchCluster(executable: settings.executable, coordinatorArguments: arguments)
         do {
             for worker in shape.workers { try cluster.startWorker(worker.id, stores: worker.stores) }
@@ -257,10 +257,51 @@ enum ClusterBenchmarks {
         return report
     }
 
-    /// The slot for batched dispatch, which this build's client does not have.
-    static func batch() -> ScenarioReport {
-        ScenarioReport(
-            scenario: "batch", operation: "many counter.add actions in one request (batched dispatch)", outcome: .unavailable,
-            message: "not available in this build: the client has no batched dispatch yet")
+    /// `batch`: `count` counter.add actions in DISPATCH_BATCH requests of `batchSize`, one request at a time; the
+    /// latency recorded is per batch (request to BATCH_RESULT), the throughput in actions per second.
+    static func batch(settings: BenchSettings, count: Int, batchSize: Int) async throws -> ScenarioReport {
+        var shape = counterShape("batch", workers: settings.workers ?? 1, settings: settings)
+        shape.operation = "counter.add in batches of \(batchSize) (one DISPATCH_BATCH each, answered when all completed) "
+            + "to a store on \(shape.workers.count) worker process(es); latency per batch"
+        var report = ScenarioReport(scenario: "batch", operation: shape.operation)
+        report.workers = shape.workers.count
+        let action = shape.action(0)
+        let batch = Array(repeating: BatchAction(actionType: action.type, payload: action.payload), count: batchSize)
+        try await withCluster(shape, settings: settings) { client, pid in
+            for _ in 0..<max(1, settings.warmup(for: count / batchSize)) { try await dispatchBatch(client, batch) }
+            let progress = BenchProgress.make("batch")
+            defer { progress?.finish() }
+            let before = pid.flatMap(ProcessStats.read(pid:))
+            var recorder = LatencyRecorder()
+            let clock = ContinuousClock()
+            let started = clock.now
+            var done = 0
+            while done < count {
+                let start = clock.now
+                try await dispatchBatch(client, batch)
+                recorder.record(clock.now - start)
+                done += batchSize
+                progress?.update(min(done, count), of: count)
+            }
+            let elapsed = clock.now - started
+            let after = pid.flatMap(ProcessStats.read(pid:))
+            report.count = done
+            report.latency = recorder.summary
+            report.throughput = Double(done) / (elapsed.nanoseconds / 1e9)
+            report.targets.append(.init(metric: "actions per second", comparison: ">=", threshold: 100_000, value: report.throughput!))
+            if let before, let after {
+                report.coordinatorCPUSeconds = after.cpuSeconds - before.cpuSeconds
+                report.coordinatorPeakRSSBytes = after.peakResidentBytes
+            }
+        }
+        return report
+    }
+
+    /// Dispatches one batch and checks that every action succeeded.
+    static func dispatchBatch(_ client: BusClient, _ actions: [BatchAction]) async throws {
+        let result = try await client.dispatchBatch(actions)
+        guard let failure = result.failures.first else { return }
+        throw BusError(code: .refused, message: "batch #\(result.firstSequence)…#\(result.lastSequence): action #\(failure.sequence) "
+            + "\(failure.outcome.store) \(failure.outcome.status) \(failure.outcome.message)")
     }
 }
