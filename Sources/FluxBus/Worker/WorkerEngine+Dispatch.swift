@@ -63,7 +63,7 @@ extension WorkerEngine {
             let result: StoreResult
             if let blocked {
                 let reason = "waits for `\(blocked.store)`, which \(blocked.status == .failed ? "failed" : blocked.status == .lost ? "was lost" : "was skipped")"
-                result = StoreResult(store: store.name, status: .skipped, message: reason, digest: digest(of: store))
+                result = StoreResult(store: store.name, status: .skipped, message: reason, digest: dispatch.isReplay ? 0 : digest(of: store))
                 dispatch.outcomes[store.name] = .init(status: .skipped, message: reason, output: nil)
             } else {
                 result = run(store, in: &dispatch, step: step)
@@ -104,6 +104,9 @@ extension WorkerEngine {
         }
         let output = status == .ok ? store.output() : nil
         dispatch.outcomes[store.name] = .init(status: status, message: message, output: output)
+        // A replayed dispatch has completed: nobody reads its acknowledgement, so its output is not encoded nor its
+        // state digested, which is most of what catching up would otherwise cost.
+        guard !dispatch.isReplay else { return StoreResult(store: store.name, status: status, message: message, digest: 0) }
         let encodedOutput = try? output?.encoded()
         return StoreResult(store: store.name, status: status, message: message, output: encodedOutput, digest: digest(of: store))
     }
@@ -123,7 +126,8 @@ extension WorkerEngine {
     func finish() {
         guard let dispatch = current else { return }
         lastApplied = dispatch.sequence
-        remember(dispatch.sequence, dispatch.results)
+        // A replayed dispatch completed before we ran it: the coordinator never asks for its acknowledgement again.
+        if !dispatch.isReplay { remember(dispatch.sequence, dispatch.results) }
         current = nil
         checkpointStale = true
         forgetPassedSequences()
