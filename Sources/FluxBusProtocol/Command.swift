@@ -26,6 +26,7 @@ public enum Command: UInt8, CaseIterable, Sendable, Hashable, CustomStringConver
     case completed = 0x19
     case dispatchBatch = 0x1A
     case batchResult = 0x1B
+    case bundle = 0x1C
 
     /// The protocol name of the command, as `docs/PROTOCOL.md` spells it.
     public var name: String {
@@ -54,6 +55,7 @@ public enum Command: UInt8, CaseIterable, Sendable, Hashable, CustomStringConver
         case .completed: "COMPLETED"
         case .dispatchBatch: "DISPATCH_BATCH"
         case .batchResult: "BATCH_RESULT"
+        case .bundle: "BUNDLE"
         }
     }
 

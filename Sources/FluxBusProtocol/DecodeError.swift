@@ -19,7 +19,7 @@ public struct DecodeError: Error, Hashable, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case wrongFrameCount, badSignature, unsupportedVersion, frameTooLarge, unknownCommand
-            case truncated, trailingBytes, invalidUTF8, lengthOverLimit, invalidBool, invalidStatus
+            case truncated, trailingBytes, invalidUTF8, lengthOverLimit, invalidBool, invalidStatus, badBundle
         }
 
         private let base: Base
@@ -47,6 +47,8 @@ public struct DecodeError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let invalidBool = Code(.invalidBool)
         /// A status or worker-state byte is outside its table.
         public static let invalidStatus = Code(.invalidStatus)
+        /// A BUNDLE that is empty, or holds another BUNDLE.
+        public static let badBundle = Code(.badBundle)
 
         /// The code's name, for example `truncated`.
         public var description: String { base.rawValue }
@@ -108,6 +110,8 @@ public struct DecodeError: Error, Hashable, Sendable, CustomStringConvertible {
             detail = "bool byte \(hex(value)) is neither 0x00 nor 0x01"
         case .invalidStatus:
             detail = "byte \(hex(value)) is not a defined value"
+        case .badBundle:
+            detail = value == 0 ? "a BUNDLE holds at least one message" : "a BUNDLE may not hold another BUNDLE"
         default:
             detail = "decoding failed"
         }

@@ -60,6 +60,8 @@ public enum Message: Sendable, Hashable {
     case dispatchBatch(DispatchBatch)
     /// 0x1B, coordinator → requester: every action of the batch completed.
     case batchResult(BatchResult)
+    /// 0x1C, any peer → another, on any socket: several messages in one, to be handled in order.
+    case bundle(Bundle)
 
     /// The command byte of this message.
     public var command: Command {
@@ -88,6 +90,7 @@ public enum Message: Sendable, Hashable {
         case .completed: .completed
         case .dispatchBatch: .dispatchBatch
         case .batchResult: .batchResult
+        case .bundle: .bundle
         }
     }
 
@@ -118,6 +121,7 @@ public enum Message: Sendable, Hashable {
         case .completed(var body): try body.visit(&visitor)
         case .dispatchBatch(var body): try body.visit(&visitor)
         case .batchResult(var body): try body.visit(&visitor)
+        case .bundle(var body): try body.visit(&visitor)
         }
     }
 
@@ -149,6 +153,7 @@ public enum Message: Sendable, Hashable {
         case .completed: .completed(try visitor.fresh())
         case .dispatchBatch: .dispatchBatch(try visitor.fresh())
         case .batchResult: .batchResult(try visitor.fresh())
+        case .bundle: .bundle(try visitor.fresh())
         }
     }
 }

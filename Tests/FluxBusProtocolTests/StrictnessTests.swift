@@ -54,7 +54,7 @@ struct StrictnessTests {
         #expect(failure([Self.signature, []]) == DecodeError(code: .truncated, field: "command", value: 1, limit: 0))
     }
 
-    @Test("an undefined command byte is unknownCommand", arguments: [0x00, 0x0D, 0x0F, 0x1A, 0x80, 0xFF] as [UInt8])
+    @Test("an undefined command byte is unknownCommand", arguments: [0x00, 0x0D, 0x0F, 0x1D, 0x80, 0xFF] as [UInt8])
     func unknownCommand(_ byte: UInt8) {
         #expect(failure([Self.signature, [byte, 0, 0]]) == DecodeError(code: .unknownCommand, value: Int(byte)))
     }
@@ -236,5 +236,31 @@ struct StrictnessTests {
     func description() {
         let error = DecodeError(code: .invalidBool, command: .hello, field: "stores[0].handlesAll", value: 2)
         #expect(error.description == "FluxBus decode error (invalidBool) at HELLO.stores[0].handlesAll: bool byte 0x02 is neither 0x00 nor 0x01")
+    }
+}
+
+@Suite("BUNDLE: all or nothing")
+struct BundleStrictnessTests {
+    let codec = Codec()
+
+    @Test("a bundle's messages come out in order, and one message alone comes out as itself")
+    func order() throws {
+        let messages: [Message] = [.heartbeat(.init(epoch: 1, sequence: 2)), .goodbye(.init(reason: "bye")), .ready(.init(epoch: 1, lastApplied: 2))]
+        #expect(try codec.decodeAll(codec.encode(codec.bundle(messages))) == messages)
+        #expect(try codec.decodeAll(codec.encode(messages[0])) == [messages[0]])
+    }
+
+    @Test("an empty bundle, a bundle in a bundle, or one bad message refuses the whole bundle")
+    func refusals() throws {
+        let empty = codec.encode(.bundle(.init(messages: [])))
+        #expect(throws: DecodeError.self) { try codec.decodeAll(empty) }
+        let nested = codec.encode(.bundle(.init(messages: [BundledMessage(body: codec.encode(codec.bundle([.goodbye(.init(reason: "x"))]))[1])])))
+        #expect(throws: DecodeError.self) { try codec.decodeAll(nested) }
+        let good = BundledMessage(body: codec.encode(.goodbye(.init(reason: "fine")))[1])
+        let bad = BundledMessage(body: [Command.heartbeat.rawValue, 0, 1])  // truncated
+        let error = #expect(throws: DecodeError.self) { try codec.decodeAll(codec.encode(.bundle(.init(messages: [good, bad])))) }
+        #expect(error?.code == .truncated)
+        #expect(error?.command == .bundle)
+        #expect(error?.field?.hasPrefix("messages[1]") == true, "\(String(describing: error))")
     }
 }

@@ -34,11 +34,13 @@ SIGNATURE = b"FLXB\x01"  # frame 0 of every message, and the SUB subscription
 HELLO, WELCOME, REJECT, READY, ACTION, RELEASE, ACK, FETCH, REPLAY, HEARTBEAT, GOODBYE, SNAPSHOT = range(1, 13)
 DISPATCH, RESULT, ERROR, STATUS_REQUEST, STATUS, GRAPH_REQUEST, GRAPH = range(0x10, 0x17)
 STATE_REQUEST, STATE, COMPLETED = 0x17, 0x18, 0x19
+DISPATCH_BATCH, BATCH_RESULT, BUNDLE = 0x1A, 0x1B, 0x1C
 COMMAND_NAMES = {
     1: "HELLO", 2: "WELCOME", 3: "REJECT", 4: "READY", 5: "ACTION", 6: "RELEASE", 7: "ACK", 8: "FETCH",
     9: "REPLAY", 10: "HEARTBEAT", 11: "GOODBYE", 12: "SNAPSHOT", 0x10: "DISPATCH", 0x11: "RESULT",
     0x12: "ERROR", 0x13: "STATUS_REQUEST", 0x14: "STATUS", 0x15: "GRAPH_REQUEST", 0x16: "GRAPH",
-    0x17: "STATE_REQUEST", 0x18: "STATE", 0x19: "COMPLETED",
+    0x17: "STATE_REQUEST", 0x18: "STATE", 0x19: "COMPLETED", 0x1A: "DISPATCH_BATCH", 0x1B: "BATCH_RESULT",
+    0x1C: "BUNDLE",
 }
 PUBLISHED = {ACTION, HEARTBEAT, COMPLETED}  # the only commands that travel on PUB → SUB
 
@@ -244,6 +246,20 @@ def decode(body):
         raise Malformed(f"unknown command 0x{command:02x}")
     r.end()
     return command, fields
+
+
+def unbundle(body):
+    """The bodies a message holds: its own, or each of a BUNDLE's, which must all decode (all or nothing)."""
+    if not body or body[0] != BUNDLE:
+        return [body]
+    r = Reader(body)
+    bodies = r.list(r.bytes, 4)
+    r.end()
+    if not bodies:
+        raise Malformed("an empty BUNDLE")
+    if any(inner[:1] == bytes([BUNDLE]) for inner in bodies):
+        raise Malformed("a BUNDLE inside a BUNDLE")
+    return bodies
 
 
 # --- The state digest (PROTOCOL.md, Appendix A) -----------------------------------------------
@@ -541,9 +557,13 @@ class Worker:
         if len(frames) != 2 or frames[0] != SIGNATURE:
             return self.drop(f"{len(frames)} frames, signature {frames[0][:8].hex()}")
         try:
-            command, f = decode(frames[1])
+            messages = [decode(body) for body in unbundle(frames[1])]
         except Malformed as error:
             return self.drop(str(error))
+        for command, f in messages:
+            self.handle_one(command, f, from_sub)
+
+    def handle_one(self, command, f, from_sub):
         if from_sub and command not in PUBLISHED:
             return self.drop(f"{COMMAND_NAMES[command]} on SUB")
         self.last_heard = time.monotonic()

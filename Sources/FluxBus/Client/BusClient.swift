@@ -164,7 +164,10 @@ public final class BusClient: Sendable {
             let codec = Codec()
             scope.add(socket) { socket in
                 while let frames = try socket.tryReceive() {
-                    if case .completed(let completed) = try? codec.decode(frames) { continuation.yield(completed) }
+                    // A burst of completions comes as a BUNDLE.
+                    for message in (try? codec.decodeAll(frames)) ?? [] {
+                        if case .completed(let completed) = message { continuation.yield(completed) }
+                    }
                 }
             }
             return IOLoopBound(socket, scope: scope)
@@ -269,18 +272,21 @@ final class ClientCore {
 
     func drain() throws {
         while let frames = try dealer.tryReceive() {
-            guard let message = try? codec.decode(frames), let id = Self.requestID(of: message),
-                let request = pending.removeValue(forKey: id)
-            else { continue }
-            request.timer.cancel()
-            if case .error(let error) = message {
-                let code: BusError.Code = error.code == .timeout ? .unreachable : .refused
-                request.continuation.resume(throwing: BusError(code: code, message: error.message, remoteCode: error.code))
-            } else if case .reject(let reject) = message {
-                request.continuation.resume(throwing: BusError(code: .refused, message: reject.reason))
-            } else {
-                request.continuation.resume(returning: message)
-            }
+            // Answers to requests sent together may come together, as a BUNDLE.
+            for message in (try? codec.decodeAll(frames)) ?? [] { answer(message) }
+        }
+    }
+
+    private func answer(_ message: Message) {
+        guard let id = Self.requestID(of: message), let request = pending.removeValue(forKey: id) else { return }
+        request.timer.cancel()
+        if case .error(let error) = message {
+            let code: BusError.Code = error.code == .timeout ? .unreachable : .refused
+            request.continuation.resume(throwing: BusError(code: code, message: error.message, remoteCode: error.code))
+        } else if case .reject(let reject) = message {
+            request.continuation.resume(throwing: BusError(code: .refused, message: reject.reason))
+        } else {
+            request.continuation.resume(returning: message)
         }
     }
 

@@ -66,6 +66,13 @@ final class CoordinatorEngine {
     var storageFailed = false
     var stateQueries: [String: StateQuery] = [:]
     var nextQueryNumber = 0
+    /// Where a message goes: the PUB stream, or one peer on the ROUTER.
+    enum Destination: Hashable {
+        case stream
+        case peer([UInt8])
+    }
+    /// What is sent while a burst of input is handled goes out together at its end.
+    var outbox = Outbox<Destination>()
     var lastPublishAt = ContinuousClock.now
     var isShuttingDown = false
     /// Messages that failed to decode or made no sense from their sender (or came from a quarantined peer):
@@ -128,12 +135,21 @@ final class CoordinatorEngine {
 
     // MARK: - Input
 
-    /// Handles everything waiting on the ROUTER.
+    /// Handles everything waiting on the ROUTER, sending what it causes together (in bursts of at most 512 inputs,
+    /// so that a flood cannot hold replies back without end).
     func drainRouter() throws {
+        outbox.hold()
+        var handled = 0
         while let (frames, userID) = try router.tryReceiveWithUserID() {
             handle(frames, userID: userID)
+            handled += 1
+            if handled % 512 == 0 {
+                flushOutbox()
+                outbox.hold()
+            }
         }
         pump()
+        flushOutbox()
     }
 
     /// Handles one message from the ROUTER. With CURVE, `userID` is the name the ZAP handler bound to the sender's
@@ -148,9 +164,9 @@ final class CoordinatorEngine {
             }
             quarantinedUntil[routingID] = nil
         }
-        let message: Message
+        let messages: [Message]
         do {
-            message = try codec.decode(Array(frames.dropFirst()))
+            messages = try codec.decodeAll(Array(frames.dropFirst()))
         } catch {
             if let version = error.foundVersion, versionRejects[routingID].map({ ContinuousClock.now - $0 >= deadline }) ?? true {
                 versionRejects[routingID] = .now
@@ -171,7 +187,11 @@ final class CoordinatorEngine {
                     + (userID.map { "the key named `\($0)`" } ?? "a connection without a key"), from: routingID)
         }
         if let workerID { membership.heard(from: workerID, at: now) }
+        for message in messages { handle(message, routingID: routingID, userID: userID, now: now) }
+    }
 
+    /// Handles one decoded message (a BUNDLE's are handled one by one, in order).
+    private func handle(_ message: Message, routingID: [UInt8], userID: String?, now: ContinuousClock.Instant) {
         switch message {
         case .hello(let hello):
             if let refusal = authorizationRefusal(for: hello, userID: userID) {
@@ -198,6 +218,8 @@ final class CoordinatorEngine {
             let query = stateQueries.removeValue(forKey: error.requestID)!
             send(.error(.init(requestID: query.requester.requestID, code: error.code, message: error.message)),
                  to: query.requester.routingID)
+        case .bundle:
+            dropMalformed("a BUNDLE inside a BUNDLE", from: routingID)  // decodeAll refuses these first
         case .welcome, .reject, .action, .release, .replay, .snapshot, .result, .error, .status, .graph, .completed, .batchResult:
             dropMalformed("\(message.command) is never sent to a coordinator", from: routingID)
         }
@@ -206,6 +228,7 @@ final class CoordinatorEngine {
     // MARK: - Output
 
     func send(_ message: Message, to routingID: [UInt8]) {
+        if outbox.hold(message, for: .peer(routingID)) { return }
         do {
             if try !router.send([routingID] + codec.encode(message), nonBlocking: true) {
                 logger.warning("send queue full, dropped \(message.command)", metadata: ["peer": "\(Self.describe(routingID))"])
@@ -222,12 +245,24 @@ final class CoordinatorEngine {
     }
 
     func publish(_ message: Message) {
+        lastPublishAt = .now
+        if outbox.hold(message, for: .stream) { return }
         do {
             _ = try publisher.send(codec.encode(message), nonBlocking: true)
         } catch {
             logger.error("cannot publish \(message.command): \(error)")
         }
         lastPublishAt = .now
+    }
+
+    /// Sends what the outbox held.
+    func flushOutbox() {
+        for (destination, message) in outbox.release(codec: codec) {
+            switch destination {
+            case .stream: publish(message)
+            case .peer(let routingID): send(message, to: routingID)
+            }
+        }
     }
 
     static func describe(_ routingID: [UInt8]) -> String {
@@ -241,6 +276,8 @@ final class CoordinatorEngine {
 
     /// Runs every tick: heartbeats, liveness, re-sends and deadlines.
     func tick(now: ContinuousClock.Instant = .now) {
+        outbox.hold()
+        defer { flushOutbox() }
         let joining = membership.workers.values.contains { $0.state == .catchingUp }
         // While a worker is joining, beat on every tick so that its first message on SUB comes soon.
         if joining || now - lastPublishAt >= configuration.heartbeatInterval {

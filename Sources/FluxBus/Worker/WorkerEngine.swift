@@ -60,6 +60,8 @@ final class WorkerEngine {
     var security: PeerSecurity?
     /// Fault injection: see ``WorkerConfiguration/dropPublishedRate``.
     var dropPublishedRate = 0.0
+    /// What is sent while a burst of input is handled goes out together at its end (one destination: the DEALER).
+    var outbox = Outbox<Int>()
 
     init(
         id: String, stores: [AnyStore], lastApplied: UInt64 = 0, scope: IOLoopScope, dealer: ZMQSocket,
@@ -170,22 +172,31 @@ final class WorkerEngine {
 
     // MARK: - Input
 
+    /// Handles everything waiting on a socket; what that causes (ACKs, above all) goes out together at the end.
     func drain(_ socket: ZMQSocket, fromSubscriber: Bool) throws {
+        outbox.hold()
+        defer { flushOutbox() }
         while let frames = try socket.tryReceive() {
             if fromSubscriber, dropPublishedRate > 0, Double.random(in: 0..<1) < dropPublishedRate {
                 continue
             }
-            let message: Message
+            let messages: [Message]
             do {
-                message = try codec.decode(frames)
+                messages = try codec.decodeAll(frames)
             } catch {
                 malformedCount += 1
                 logger.warning("dropped a malformed message", metadata: ["reason": "\(error)", "total": "\(malformedCount)"])
                 continue
             }
             lastHeard = .now
-            try handle(message, fromSubscriber: fromSubscriber)
-            if phase == .stopped { return }
+            for message in messages {
+                try handle(message, fromSubscriber: fromSubscriber)
+                if phase == .stopped { return }
+            }
+            if outbox.count >= 512 {
+                flushOutbox()
+                outbox.hold()
+            }
         }
     }
 
@@ -233,7 +244,7 @@ final class WorkerEngine {
         case .snapshot(let snapshot):
             receive(snapshot)
         case .hello, .ready, .ack, .fetch, .dispatch, .dispatchBatch, .statusRequest, .status, .graphRequest, .graph, .state,
-            .batchResult:
+            .batchResult, .bundle:
             malformedCount += 1
             logger.warning("dropped \(message.command), which a coordinator never sends to a worker")
         }
@@ -323,7 +334,13 @@ final class WorkerEngine {
         onStop(error)
     }
 
+    /// Sends what the outbox held.
+    func flushOutbox() {
+        for (_, message) in outbox.release(codec: codec) { send(message) }
+    }
+
     func send(_ message: Message) {
+        if outbox.hold(message, for: 0) { return }
         do {
             _ = try dealer.send(codec.encode(message), nonBlocking: true)
         } catch {

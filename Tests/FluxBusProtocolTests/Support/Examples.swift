@@ -98,5 +98,16 @@ enum Examples {
         .completed(.init(epoch: 7, sequence: 43, actionType: "counter.add", elapsedMicros: 12, outcomes: [
             .init(store: "counter", worker: "w1", status: .failed, message: "overflow", digest: 3),
         ])),
+        .dispatchBatch(.init(requestID: "batch-1", actions: [
+            BatchAction(actionType: "counter.add", payload: utf8(#"{"by":1}"#)),
+            BatchAction(actionType: "country-update", payload: utf8(#"{"country":"Atlantis"}"#), error: "offline"),
+        ])),
+        .batchResult(.init(requestID: "batch-1", epoch: 7, firstSequence: 44, count: 2, elapsedMicros: 310, failures: [
+            BatchFailure(sequence: 45, outcome: .init(store: "city", worker: "w2", status: .failed, message: "no city", digest: 8)),
+        ], outcomes: [.init(store: "country", worker: "w1", status: .ok, digest: 6)])),
+        Codec().bundle([
+            .heartbeat(.init(epoch: 7, sequence: 42)),
+            .ack(.init(epoch: 7, sequence: 43, results: [.init(store: "counter", status: .ok, digest: 5)])),
+        ]),
     ]
 }

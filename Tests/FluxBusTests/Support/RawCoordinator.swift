@@ -31,10 +31,15 @@ final class RawCoordinator: @unchecked Sendable {
         try publisher.bind(publish)
     }
 
-    /// The next message from a worker, with its routing id; nil after `timeout`.
+    /// Messages of a BUNDLE not yet handed out.
+    private var unbundled: [(from: [UInt8], message: Message)] = []
+
+    /// The next message from a worker, with its routing id (a BUNDLE's one by one); nil after `timeout`.
     func receive(timeout: Duration) throws -> (from: [UInt8], message: Message)? {
+        if !unbundled.isEmpty { return unbundled.removeFirst() }
         guard let frames = try router.receive(timeout: timeout), frames.count > 1 else { return nil }
-        return (frames[0], try codec.decode(Array(frames.dropFirst())))
+        unbundled = try codec.decodeAll(Array(frames.dropFirst())).map { (frames[0], $0) }
+        return unbundled.removeFirst()
     }
 
     func send(_ message: Message, to routingID: [UInt8]) throws {

@@ -1,0 +1,72 @@
+// BUNDLE: several messages in one ZeroMQ message, so that a burst (a batch's ACTIONs, their ACKs, their COMPLETEDs)
+// costs one send, one wake-up and one receive instead of one each. It changes nothing else: the receiver handles the
+// messages in order, as if each had arrived alone from the same peer on the same socket.
+
+extension Message {
+    /// BUNDLE (0x1C), any peer → another, on any socket a message may travel: the bodies of other messages, in order.
+    public struct Bundle: Sendable, Hashable {
+        /// Each message's body frame: its command byte, then its fields. Never another BUNDLE, never empty.
+        public var messages: [BundledMessage]
+
+        /// A BUNDLE of already encoded bodies; ``Codec/bundle(_:)`` makes one from messages.
+        public init(messages: [BundledMessage]) {
+            self.messages = messages
+        }
+    }
+}
+
+/// One message inside a BUNDLE: its body frame.
+public struct BundledMessage: Sendable, Hashable {
+    /// The message's command byte, then its fields, exactly as frame 1 of the message sent alone.
+    public var body: [UInt8]
+
+    /// A bundled message with the given body.
+    public init(body: [UInt8]) {
+        self.body = body
+    }
+}
+
+extension Message.Bundle: WireItem {
+    package init() { self.init(messages: []) }
+
+    package mutating func visit<V: WireVisitor>(_ visitor: inout V) throws(V.Failure) {
+        try visitor.list(&messages, "messages")
+    }
+}
+
+extension BundledMessage: WireItem {
+    package init() { self.init(body: []) }
+
+    package mutating func visit<V: WireVisitor>(_ visitor: inout V) throws(V.Failure) {
+        try visitor.bytes(&body, "body")
+    }
+}
+
+extension Codec {
+    /// One BUNDLE holding `messages`, in order.
+    public func bundle(_ messages: [Message]) -> Message {
+        .bundle(.init(messages: messages.map { BundledMessage(body: encode($0)[1]) }))
+    }
+
+    /// The messages in `frames`: the one message, or every message of a BUNDLE, in order.
+    /// - Throws: ``DecodeError`` when the message, or any message in the bundle, is malformed; a BUNDLE that is empty or
+    ///   holds another BUNDLE is `badBundle`. Nothing of a malformed bundle is handled.
+    public func decodeAll(_ frames: [[UInt8]]) throws(DecodeError) -> [Message] {
+        let message = try decode(frames)
+        guard case .bundle(let bundle) = message else { return [message] }
+        guard !bundle.messages.isEmpty else { throw DecodeError(code: .badBundle, command: .bundle, value: 0) }
+        var messages: [Message] = []
+        messages.reserveCapacity(bundle.messages.count)
+        for (index, item) in bundle.messages.enumerated() {
+            let inner: Message
+            do {
+                inner = try decode([Self.signature, item.body])
+            } catch {
+                throw error.nested(in: "messages", index: index).in(.bundle)
+            }
+            if case .bundle = inner { throw DecodeError(code: .badBundle, command: .bundle, value: 1) }
+            messages.append(inner)
+        }
+        return messages
+    }
+}
