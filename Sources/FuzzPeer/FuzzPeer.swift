@@ -88,10 +88,15 @@ struct FuzzPeer {
 
     /// Tallies an answer by command, and notices a barrier's REJECT.
     private func note(_ reply: [[UInt8]], in summary: inout Summary) {
-        guard let message = try? Codec().decode(reply) else {
+        // The coordinator sends what one burst of our messages caused together, as a BUNDLE.
+        guard let messages = try? Codec().decodeAll(reply) else {
             summary.replies["undecodable", default: 0] += 1
             return
         }
+        for message in messages { note(message, in: &summary) }
+    }
+
+    private func note(_ message: Message, in summary: inout Summary) {
         summary.replies[message.command.name, default: 0] += 1
         // "worker id `fuzz-barrier-SEED-N` differs from the connection's routing id …"
         guard case .reject(let reject) = message, let start = reject.reason.firstRange(of: "`\(barrierPrefix)") else { return }
