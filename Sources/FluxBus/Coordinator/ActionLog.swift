@@ -1,6 +1,7 @@
 import Foundation
 import FluxBusProtocol
 import GRDB
+import GRDBSQLite
 
 /// The coordinator's log: every action it accepted, what each dispatch recorded when it completed, the results
 /// owed to request ids, and the stores' snapshots. SQLite through GRDB, in `<data directory>/log.sqlite`, or in
@@ -295,20 +296,33 @@ final class ActionLog {
         case .epoch(let epoch):
             try db.cachedStatement(sql: "INSERT INTO epoch (epoch, startedAt) VALUES (?, ?)").execute(arguments: [epoch, now])
         case .action(let sequence, let epoch, let action, let origin, let requestID, let batch):
-            try db.cachedStatement(sql: """
+            // The hot path: one row per action, bound straight through SQLite's C API.
+            let statement = try db.cachedStatement(sql: """
                 INSERT INTO action (sequence, epoch, actionType, payload, error, origin, requestID, batchFirst, batchSize, loggedAt)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """).execute(arguments: [
-                    sequence, epoch, action.actionType, Data(action.payload), action.error, origin,
-                    requestID.isEmpty ? nil : requestID, batch?.first, batch?.size ?? 0, now,
-                ])
+                """)
+            var row = RowBinder(statement)
+            row.integer(sequence)
+            row.integer(epoch)
+            row.text(action.actionType)
+            row.blob(action.payload)
+            row.text(action.error)
+            row.text(origin)
+            row.text(requestID.isEmpty ? nil : requestID)
+            if let batch { row.integer(batch.first) } else { row.null() }
+            row.integer(UInt64(batch?.size ?? 0))
+            row.real(now)
+            try row.run(in: db)
             if !requestID.isEmpty, batch.map({ $0.first == sequence }) ?? true {
                 try db.cachedStatement(sql: "INSERT OR REPLACE INTO request (requestID, sequence) VALUES (?, ?)")
                     .execute(arguments: [requestID, sequence])
             }
         case .completion(let sequence, let entry):
-            try db.cachedStatement(sql: "UPDATE action SET entry = ?, completedAt = ? WHERE sequence = ?")
-                .execute(arguments: [Data(entry), now, sequence])
+            var row = RowBinder(try db.cachedStatement(sql: "UPDATE action SET entry = ?, completedAt = ? WHERE sequence = ?"))
+            row.blob(entry)
+            row.real(now)
+            row.integer(sequence)
+            try row.run(in: db)
         case .answer(let requestID, let sequence, let message):
             try db.cachedStatement(sql: "INSERT OR REPLACE INTO request (requestID, sequence, result) VALUES (?, ?, ?)")
                 .execute(arguments: [requestID, sequence, Data(message)])
@@ -367,6 +381,63 @@ final class ActionLog {
             + "than start an empty bus. Restore the file from a backup, or move the data directory aside to start a new "
             + "bus whose workers start empty; see docs/OPERATIONS.md, Recovery")
     }
+}
+
+/// Binds one row's values in order and runs the statement: no `StatementArguments`, whose boxing of every value cost
+/// more than SQLite's own work on the log's hot path.
+private struct RowBinder {
+    private let statement: SQLiteStatement
+    private var index: Int32 = 0
+
+    init(_ statement: Statement) {
+        self.statement = statement.sqliteStatement
+        sqlite3_reset(self.statement)
+    }
+
+    mutating func integer(_ value: UInt64) {
+        index += 1
+        sqlite3_bind_int64(statement, index, Int64(bitPattern: value))
+    }
+
+    mutating func real(_ value: Double) {
+        index += 1
+        sqlite3_bind_double(statement, index, value)
+    }
+
+    mutating func null() {
+        index += 1
+        sqlite3_bind_null(statement, index)
+    }
+
+    mutating func text(_ value: String?) {
+        index += 1
+        guard let value else { return _ = sqlite3_bind_null(statement, index) }
+        var copy = value
+        copy.withUTF8 { bytes in
+            _ = sqlite3_bind_text(statement, index, bytes.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) },
+                                  Int32(bytes.count), Self.transient)
+        }
+    }
+
+    mutating func blob(_ value: [UInt8]) {
+        index += 1
+        value.withUnsafeBytes { bytes in
+            // A zero-length blob is still a blob, not NULL.
+            _ = sqlite3_bind_blob(statement, index, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(bytes.count), Self.transient)
+        }
+    }
+
+    /// Steps the statement once; it must finish (an INSERT or UPDATE).
+    func run(in db: Database) throws {
+        let code = sqlite3_step(statement)
+        sqlite3_reset(statement)
+        guard code == SQLITE_DONE else {
+            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+        }
+    }
+
+    /// SQLITE_TRANSIENT: SQLite copies the bytes before the bind returns.
+    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 }
 
 extension Data {
