@@ -5,6 +5,9 @@ import Logging
 /// What clients (and workers) ask for besides joining: dispatches, state, and history.
 extension CoordinatorEngine {
 
+    /// REPLAYs sent for one FETCH at most; a worker asks for at most 8,192 sequences at a time.
+    static let replaysPerFetch = 16
+
     /// Accepts a DISPATCH (one action) or a DISPATCH_BATCH: checks it, answers a retry, and otherwise gives its actions
     /// their sequences and logs them before queueing.
     func enqueue(requestID: String, _ actions: [BatchAction], isBatch: Bool, routingID: [UInt8]) {
@@ -112,28 +115,39 @@ extension CoordinatorEngine {
         guard fetch.epoch == 0 || fetch.epoch == epoch else {
             return sendStrangerGoodbye("epoch \(fetch.epoch) is over; this is epoch \(epoch): send HELLO to join", to: routingID)
         }
-        // Always answered: an empty REPLAY says nothing in the range has completed yet.
-        var entries: [ReplayEntry] = []
-        if fetch.from <= lastCompleted {
-            if fetch.from < log.oldestRetained {
-                let reason = "sequence \(fetch.from) is older than the coordinator's log, which starts at \(log.oldestRetained); "
-                    + "a replica that far behind starts from its stores' snapshots: let it join again (HELLO)"
-                if workerByRoutingID[routingID] != nil {
-                    // Compacted since it joined: joining again brings the snapshots it needs.
-                    return send(.goodbye(.init(reason: reason)), to: routingID)
-                }
-                return send(.error(.init(requestID: "", code: .invalidRequest, message: reason)), to: routingID)
+        if fetch.from <= lastCompleted, fetch.from < log.oldestRetained {
+            let reason = "sequence \(fetch.from) is older than the coordinator's log, which starts at \(log.oldestRetained); "
+                + "a replica that far behind starts from its stores' snapshots: let it join again (HELLO)"
+            if workerByRoutingID[routingID] != nil {
+                // Compacted since it joined: joining again brings the snapshots it needs.
+                return send(.goodbye(.init(reason: reason)), to: routingID)
             }
+            return send(.error(.init(requestID: "", code: .invalidRequest, message: reason)), to: routingID)
+        }
+        // For a worker, the whole completed part of the range, in REPLAYs of at most `replayBatch` entries and at most
+        // `replaysPerFetch` of them; a client, which pairs each FETCH with one answer, gets one. Always at least one:
+        // an empty REPLAY says nothing in the range has completed yet.
+        let replays = workerByRoutingID[routingID] == nil ? 1 : Self.replaysPerFetch
+        if fetch.from <= lastCompleted {
             // Completions wait in the log's buffer until the next commit; commit them so the read sees them.
             flushLog()
-            do {
-                entries = try log.entries(in: fetch.from...min(fetch.to, lastCompleted), maximum: configuration.replayBatch)
-            } catch {
-                logger.error("cannot read the log to answer FETCH", metadata: ["from": "\(fetch.from)", "error": "\(error)"])
-                return
-            }
         }
-        send(.replay(.init(epoch: epoch, entries: entries)), to: routingID)
+        var from = fetch.from
+        let through = min(fetch.to, lastCompleted)
+        for _ in 0..<replays {
+            var entries: [ReplayEntry] = []
+            if from <= through {
+                do {
+                    entries = try log.entries(in: from...through, maximum: configuration.replayBatch)
+                } catch {
+                    logger.error("cannot read the log to answer FETCH", metadata: ["from": "\(from)", "error": "\(error)"])
+                    return
+                }
+            }
+            send(.replay(.init(epoch: epoch, entries: entries)), to: routingID)
+            guard let last = entries.last?.sequence, last < through else { break }
+            from = last + 1
+        }
         // Dispatches in flight are not history yet: send their ACTIONs again, directly.
         if let first = flights.dropFirst(completedFlights).first?.sequence, let last = flights.last?.sequence,
             fetch.from <= last, fetch.to >= first

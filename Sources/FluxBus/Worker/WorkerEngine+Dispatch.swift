@@ -144,7 +144,8 @@ extension WorkerEngine {
 
     func apply(_ entries: [ReplayEntry]) {
         // An empty REPLAY brings nothing new; keep the throttle so the worker does not ask again at once.
-        if !entries.isEmpty { fetchSentAt = nil }
+        // Ask again at once only when the range asked for has all arrived: more REPLAYs for it may be on their way.
+        if let last = entries.last?.sequence, last >= fetchingThrough { fetchSentAt = nil }
         for entry in entries.sorted(by: { $0.sequence < $1.sequence }) {
             if let current, current.sequence == entry.sequence {
                 // The dispatch in hand completed without us: settle what is pending from the recorded outcomes.

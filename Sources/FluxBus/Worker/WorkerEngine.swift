@@ -54,6 +54,8 @@ final class WorkerEngine {
     var lastHeard = ContinuousClock.now
     var lastHelloAt: ContinuousClock.Instant?
     var fetchSentAt: ContinuousClock.Instant?
+    /// The end of the range the last FETCH asked for: its REPLAYs may still be arriving until one reaches it.
+    var fetchingThrough: UInt64 = 0
     var stopping = false
     var malformedCount = 0
     /// CURVE for the SUB socket, like the DEALER's.
@@ -157,16 +159,21 @@ final class WorkerEngine {
         if let current, knownCompleted >= current.sequence
             || (knownSequence > current.sequence && ContinuousClock.now - current.begunAt > heartbeat)
         {
-            requestFetch(from: current.sequence, to: max(knownSequence, current.sequence))
+            requestFetch(from: current.sequence, to: min(max(knownSequence, current.sequence), current.sequence + Self.fetchWindow))
         } else if current == nil, knownSequence > lastApplied {
-            requestFetch(from: lastApplied + 1, to: knownSequence)
+            requestFetch(from: lastApplied + 1, to: min(knownSequence, lastApplied + Self.fetchWindow))
         }
         readyIfCaughtUp()
     }
 
+    /// At most this many sequences per FETCH. The coordinator answers the whole range at once, in several REPLAYs, so
+    /// a replica catching up waits one round trip per window instead of one per REPLAY.
+    static let fetchWindow: UInt64 = 8_192
+
     func requestFetch(from: UInt64, to: UInt64) {
         if let sent = fetchSentAt, ContinuousClock.now - sent < .seconds(1) { return }
         fetchSentAt = .now
+        fetchingThrough = to
         send(.fetch(.init(epoch: epoch, from: from, to: to)))
     }
 
