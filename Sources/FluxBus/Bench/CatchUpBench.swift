@@ -72,10 +72,7 @@ enum CatchUpBench {
                 replay.nanoseconds / 1e6)
             report.targets.append(.init(metric: "actions replayed per second", comparison: ">=", threshold: 200_000,
                                         value: report.throughput!))
-            if let before, let after {
-                report.coordinatorCPUSeconds = after.cpuSeconds - before.cpuSeconds
-                report.coordinatorPeakRSSBytes = after.peakResidentBytes
-            }
+            report.recordCoordinator(from: before, to: after)
         }
         return report
     }

@@ -114,10 +114,7 @@ enum ClusterBenchmarks {
             report.count = count
             report.latency = recorder.summary
             report.throughput = Double(count) / (elapsed.nanoseconds / 1e9)
-            if let before, let after {
-                report.coordinatorCPUSeconds = after.cpuSeconds - before.cpuSeconds
-                report.coordinatorPeakRSSBytes = after.peakResidentBytes
-            }
+            report.recordCoordinator(from: before, to: after)
             // Then the rate with the coordinator's queue kept full, as many clients (or one that does not wait)
             // would keep it: the bus still runs one dispatch at a time, but no client round trip sits between two.
             let pipelinedStart = clock.now
@@ -149,10 +146,7 @@ enum ClusterBenchmarks {
             report.count = count
             report.latency = recorder.summary
             report.throughput = Double(count) / (elapsed.nanoseconds / 1e9)
-            if let before, let after {
-                report.coordinatorCPUSeconds = after.cpuSeconds - before.cpuSeconds
-                report.coordinatorPeakRSSBytes = after.peakResidentBytes
-            }
+            report.recordCoordinator(from: before, to: after)
         }
         return report
     }
@@ -249,10 +243,7 @@ enum ClusterBenchmarks {
                 report.targets.append(.init(metric: "VmRSS growth from 10% to 100% (%)", comparison: "<", threshold: 10,
                                             value: report.rssGrowthPercent!))
             }
-            if let before, let after {
-                report.coordinatorCPUSeconds = after.cpuSeconds - before.cpuSeconds
-                report.coordinatorPeakRSSBytes = after.peakResidentBytes
-            }
+            report.recordCoordinator(from: before, to: after)
         }
         return report
     }
@@ -306,10 +297,7 @@ enum ClusterBenchmarks {
             report.throughput = Double(batches * batchSize) / (elapsed.nanoseconds / 1e9)
             report.pipelineWindow = batchWindow
             report.targets.append(.init(metric: "actions per second", comparison: ">=", threshold: 100_000, value: report.throughput!))
-            if let before, let after {
-                report.coordinatorCPUSeconds = after.cpuSeconds - before.cpuSeconds
-                report.coordinatorPeakRSSBytes = after.peakResidentBytes
-            }
+            report.recordCoordinator(from: before, to: after)
         }
         return report
     }

@@ -72,3 +72,13 @@ public struct MachineInfo: Sendable, Codable, Hashable {
         #endif
     }
 }
+
+extension ScenarioReport {
+    /// The coordinator's CPU time between two readings, and its peak memory at the second; nothing when either is
+    /// missing (a cluster not started here, without `--coordinator-pid`).
+    mutating func recordCoordinator(from before: ProcessStats?, to after: ProcessStats?) {
+        guard let before, let after else { return }
+        coordinatorCPUSeconds = after.cpuSeconds - before.cpuSeconds
+        coordinatorPeakRSSBytes = after.peakResidentBytes
+    }
+}
