@@ -42,7 +42,7 @@ final class ActionLog {
         var lastCompleted: UInt64 = 0
         var lastEpoch: UInt64 = 0
         var pending: [Pending] = []
-        /// Every store name any dispatch has planned, in the order first seen.
+        /// Every store name a worker has declared, in the order first seen: compaction waits for a snapshot of each.
         var stores: [String] = []
     }
 
@@ -87,8 +87,8 @@ final class ActionLog {
         configuration.label = "fluxbus.log"
         configuration.journalMode = directory == nil ? .default : .wal
         configuration.prepareDatabase { db in
+            // In batch mode the engine also runs a passive checkpoint every tick (`syncIfBatched`), which syncs the WAL.
             try db.execute(sql: "PRAGMA synchronous = \(sync == .always ? "FULL" : sync == .batch ? "NORMAL" : "OFF")")
-            // Checkpoints are ours to run in batch mode; otherwise SQLite's automatic ones are fine.
         }
         do {
             if let directory {
