@@ -52,8 +52,11 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @Option(help: "Milliseconds before the ACTION is first re-sent to a replica that has not acknowledged; the wait then doubles up to 1 s.")
     var resendMs: Int = 200
 
-    @Option(help: "Dispatches that may wait behind the one in flight before clients are told the bus is busy.")
+    @Option(help: "Actions that may wait behind the request in flight (a batch counts each) before clients are told the bus is busy.")
     var queueLimit = BusDefaults.queueLimit
+
+    @Option(help: "The most actions one batch (DISPATCH_BATCH, `fluxbus dispatch --batch`) may hold; at most 10000, what a worker keeps ahead of its turn.")
+    var maxBatch = 4_096
 
     @Option(help: ArgumentHelp(
         "Where the durable log lives (log.sqlite inside). A restarted coordinator resumes from it.", valueName: "dir"))
@@ -109,6 +112,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
         guard LogSync(rawValue: sync) != nil else {
             throw ValidationError("--sync must be always, batch or off, not '\(sync)'")
         }
+        guard (1...10_000).contains(maxBatch) else { throw ValidationError("--max-batch must be 1 to 10000, not \(maxBatch)") }
         guard recoveryGraceSeconds >= 0 else { throw ValidationError("--recovery-grace-seconds must not be negative") }
         guard queueLimit > 0, retain > 0, maxWorkers > 0, maxStoresPerWorker > 0, maxPayloadBytes > 0,
             maxMessageBytes > 0, maxMalformedPerSecond > 0, quarantineSeconds >= 0
@@ -133,6 +137,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
                 queueLimit: queueLimit, retain: retain)
             configuration.dataDirectory = inMemory ? nil : dataDir
             configuration.sync = LogSync(rawValue: sync)!
+            configuration.maxBatch = maxBatch
             configuration.recoveryGrace = .milliseconds(Int64(recoveryGraceSeconds * 1000))
             configuration.extraControlEndpoints = Array(control.dropFirst())
             configuration.extraPublishEndpoints = Array(publish.dropFirst())
