@@ -97,4 +97,22 @@ struct LimitTests {
         await client.close()
         await bus.stop()
     }
+
+    /// A state larger than one message may carry is refused with an error that names the store and its size,
+    /// rather than sent (the receiver would drop it) or left to time out.
+    @Test func aStateTooLargeForOneMessageIsAnErrorNotASilence() async throws {
+        let bus = try await TestBus()
+        let client = try await bus.client()
+        bus.startWorker("w1", [HostedStore(KVStore.self)])
+        try await bus.waitUntilLive(1, client: client)
+        let chunk = String(repeating: "x", count: 1_000_000)
+        for index in 0..<9 {
+            try await client.dispatch(Action(KVStore.set, .init(key: "k\(index)", value: .string(chunk))))
+        }
+        let error = await #expect(throws: BusError.self) { try await client.state(of: "kv") }
+        #expect(error?.message.contains("store `kv` on worker `w1` holds") == true, "\(String(describing: error))")
+        #expect(error?.message.contains("more than the 8388608 a message may carry") == true)
+        await client.close()
+        await bus.stop()
+    }
 }
