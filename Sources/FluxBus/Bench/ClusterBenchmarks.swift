@@ -99,27 +99,14 @@ enum ClusterBenchmarks {
             for n in 0..<warmup { try await dispatch(client, shape.action(n)) }
             let progress = BenchProgress.make(shape.name)
             defer { progress?.finish() }
-            let before = pid.flatMap(ProcessStats.read(pid:))
-            var recorder = LatencyRecorder()
-            let clock = ContinuousClock()
-            let started = clock.now
-            for n in 0..<count {
-                let start = clock.now
+            try await report.measureLockStep(count: count, coordinator: pid, progress: progress) { n in
                 try await dispatch(client, shape.action(n))
-                recorder.record(clock.now - start)
-                progress?.update(n + 1, of: count)
             }
-            let elapsed = clock.now - started
-            let after = pid.flatMap(ProcessStats.read(pid:))
-            report.count = count
-            report.latency = recorder.summary
-            report.throughput = Double(count) / (elapsed.nanoseconds / 1e9)
-            report.recordCoordinator(from: before, to: after)
             // Then the rate with the coordinator's queue kept full, as many clients (or one that does not wait)
             // would keep it: the bus still runs one dispatch at a time, but no client round trip sits between two.
-            let pipelinedStart = clock.now
+            let pipelinedStart = ContinuousClock.now
             try await pipelined(client, count: count, window: pipelineWindow, action: shape.action)
-            report.pipelinedThroughput = Double(count) / ((clock.now - pipelinedStart).nanoseconds / 1e9)
+            report.pipelinedThroughput = Double(count) / ((ContinuousClock.now - pipelinedStart).nanoseconds / 1e9)
             report.pipelineWindow = pipelineWindow
         }
         return report
@@ -132,21 +119,7 @@ enum ClusterBenchmarks {
         var report = ScenarioReport(scenario: "status-rtt", operation: "one lock-step STATUS request, client to coordinator and back (no worker on the path)")
         try await withCluster(shape, settings: settings) { client, pid in
             for _ in 0..<settings.warmup(for: count) { _ = try await client.status() }
-            let before = pid.flatMap(ProcessStats.read(pid:))
-            var recorder = LatencyRecorder()
-            let clock = ContinuousClock()
-            let started = clock.now
-            for _ in 0..<count {
-                let start = clock.now
-                _ = try await client.status()
-                recorder.record(clock.now - start)
-            }
-            let elapsed = clock.now - started
-            let after = pid.flatMap(ProcessStats.read(pid:))
-            report.count = count
-            report.latency = recorder.summary
-            report.throughput = Double(count) / (elapsed.nanoseconds / 1e9)
-            report.recordCoordinator(from: before, to: after)
+            try await report.measureLockStep(count: count, coordinator: pid, progress: nil) { _ in _ = try await client.status() }
         }
         return report
     }
@@ -308,5 +281,29 @@ enum ClusterBenchmarks {
         guard let failure = result.failures.first else { return }
         throw BusError(code: .refused, message: "batch #\(result.firstSequence)…#\(result.lastSequence): action #\(failure.sequence) "
             + "\(failure.outcome.store) \(failure.outcome.status) \(failure.outcome.message)")
+    }
+}
+
+extension ScenarioReport {
+    /// Runs `operation` `count` times, each after the previous one returned, and records each one's latency, the
+    /// rate, and the coordinator's CPU and memory over the run.
+    mutating func measureLockStep(
+        count: Int, coordinator pid: Int32?, progress: BenchProgress?, _ operation: (Int) async throws -> Void
+    ) async throws {
+        let before = pid.flatMap(ProcessStats.read(pid:))
+        var recorder = LatencyRecorder()
+        let clock = ContinuousClock()
+        let started = clock.now
+        for n in 0..<count {
+            let start = clock.now
+            try await operation(n)
+            recorder.record(clock.now - start)
+            progress?.update(n + 1, of: count)
+        }
+        let elapsed = clock.now - started
+        self.count = count
+        latency = recorder.summary
+        throughput = Double(count) / (elapsed.nanoseconds / 1e9)
+        recordCoordinator(from: before, to: pid.flatMap(ProcessStats.read(pid:)))
     }
 }
