@@ -34,6 +34,11 @@ public struct BusExample: Sendable {
     public var replicaWorker: String
     public var replicaSequence: UInt64
     public var digestMatches: Bool
+    /// The batch of restocks: its first sequence, its size, its failures, and the pears in stock after it.
+    public var batchFirst: UInt64
+    public var batchCount: UInt32
+    public var batchFailures: Int
+    public var pearsAfterBatch: Int
 }
 
 /// The part 2 stores under a hub and on one worker, fed the same actions.
@@ -93,6 +98,13 @@ public func busExample(logger: Logger) async throws -> BusExample {
     let inventoryReplica = try await client.state(of: InventoryStore.name)
     let busInventory = try JSONDecoder().decode([String: Int].self, from: Data(inventoryReplica.state))
 
+    // guide:begin bus-batch
+    let restocks = try (1...3).map { _ in try BatchAction(Action(Shop.restock, .init(sku: "pear", quantity: 2))) }
+    let batch = try await client.dispatchBatch(restocks)
+    // batch.firstSequence == 5, batch.count == 3, batch.failures == []: three dispatches, #5 to #7, one request
+    // guide:end bus-batch
+    let pears = try JSONDecoder().decode([String: Int].self, from: Data(try await client.state(of: InventoryStore.name).state))["pear"]
+
     // guide:begin bus-stop
     await client.close()
     await services.triggerGracefulShutdown()   // in reverse order: the worker says goodbye, then the coordinator stops
@@ -104,5 +116,6 @@ public func busExample(logger: Logger) async throws -> BusExample {
         inProcess: inProcess, onTheBus: onTheBus, hubCart: hub.store(of: CartStore.self)!.state, busCart: busCart,
         hubInventory: hub.store(of: InventoryStore.self)!.state, busInventory: busInventory,
         replicaWorker: replica.worker, replicaSequence: replica.sequence,
-        digestMatches: StateDigest.fnv1a64(replica.state) == replica.digest)
+        digestMatches: StateDigest.fnv1a64(replica.state) == replica.digest,
+        batchFirst: batch.firstSequence, batchCount: batch.count, batchFailures: batch.failures.count, pearsAfterBatch: pears ?? 0)
 }

@@ -19,8 +19,7 @@ struct BatchTests {
     }
 
     static func action<Payload>(_ type: ActionType<Payload>, _ payload: Payload) -> BatchAction {
-        let any = AnyAction(Action(type, payload))
-        return BatchAction(actionType: any.name, payload: try! any.encodedPayload())
+        try! BatchAction(Action(type, payload))
     }
 
     /// The flight chain on three workers, with a counter beside the country store.

@@ -32,6 +32,8 @@ struct BusGuideTests {
         #expect(example.replicaWorker == "shop-1")
         #expect(example.replicaSequence == 4)
         #expect(example.digestMatches)
+        #expect(example.batchFirst == 5 && example.batchCount == 3 && example.batchFailures == 0)
+        #expect(example.pearsAfterBatch == 6)
     }
 
     @Test("part 4: outputs cross workers as JSON and resolve locally on one worker")

@@ -304,3 +304,12 @@ final class ClientCore {
         }
     }
 }
+
+extension BatchAction {
+    /// One action of a batch, from a typed action: its payload encoded as JSON, as ``BusClient/dispatch(_:requestID:timeout:)``
+    /// would send it.
+    public init<Payload>(_ action: Action<Payload>) throws {
+        let any = AnyAction(action)
+        self.init(actionType: any.name, payload: try any.encodedPayload(), error: any.error?.message)
+    }
+}
