@@ -130,7 +130,12 @@ extension WorkerEngine {
         if !dispatch.isReplay { remember(dispatch.sequence, dispatch.results) }
         current = nil
         checkpointStale = true
-        forgetPassedSequences()
+        // One step forward: only what was kept for this sequence can have become stale. (A snapshot's jump sweeps
+        // everything, in `adoptSnapshots`.) A full sweep here would copy the buffers once per dispatch: quadratic
+        // over a batch whose later actions wait in `pendingActions`.
+        pendingActions[lastApplied] = nil
+        pendingReleases[lastApplied] = nil
+        if !appliedThrough.isEmpty { appliedThrough = appliedThrough.filter { $0.value > lastApplied } }
         if stopping { return sayGoodbye() }
         readyIfCaughtUp()
     }
