@@ -86,10 +86,6 @@ final class ActionLog {
         var configuration = Configuration()
         configuration.label = "fluxbus.log"
         configuration.journalMode = directory == nil ? .default : .wal
-        configuration.prepareDatabase { db in
-            // In batch mode the engine also runs a passive checkpoint every tick (`syncIfBatched`), which syncs the WAL.
-            try db.execute(sql: "PRAGMA synchronous = \(sync == .always ? "FULL" : sync == .batch ? "NORMAL" : "OFF")")
-        }
         do {
             if let directory {
                 lock = try DirectoryLock(directory: directory)
@@ -108,11 +104,30 @@ final class ActionLog {
                 }
             }
             try Self.migrator.migrate(database)
+            // After GRDB's own set-up, which puts a WAL database in NORMAL: set here, earlier it would be undone. In
+            // batch mode the engine also runs a passive checkpoint every tick (`syncIfBatched`), which syncs the WAL.
+            try database.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA synchronous = \(Self.synchronousLevel(sync))")
+            }
         } catch let error as BusError {
             throw error
         } catch {
             throw Self.unreadable(directory, error)
         }
+    }
+
+    /// SQLite's `synchronous` level for a sync mode: FULL (2), NORMAL (1) or OFF (0).
+    static func synchronousLevel(_ sync: Sync) -> Int {
+        switch sync {
+        case .always: 2
+        case .batch: 1
+        case .off: 0
+        }
+    }
+
+    /// The `synchronous` level the connection runs with, as SQLite reports it.
+    func synchronousSetting() throws -> Int {
+        try database.read { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1 }
     }
 
     // MARK: - Schema
