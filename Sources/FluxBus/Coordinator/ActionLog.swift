@@ -378,11 +378,6 @@ final class ActionLog {
         return try blobs.map { try codec.decodeEntry([UInt8]($0)) }
     }
 
-    /// How many actions the log holds.
-    func count() throws -> Int {
-        try database.inDatabase { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM action") ?? 0 }
-    }
-
     // MARK: - Errors
 
     private struct LogDamage: Error, CustomStringConvertible {

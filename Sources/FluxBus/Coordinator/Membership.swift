@@ -161,11 +161,6 @@ struct Membership {
         if stores[store]?.divergedAt == 0 { stores[store]?.divergedAt = sequence }
     }
 
-    /// The worker with this routing id, if any.
-    func worker(routingID: [UInt8]) -> WorkerRecord? {
-        workers.values.first { $0.routingID == routingID }
-    }
-
     /// The workers whose replicas count for a new dispatch.
     func liveReplicas(of store: String) -> [String] {
         (stores[store]?.replicas ?? []).filter { workers[$0]?.state == .live }
