@@ -41,26 +41,23 @@ struct Outbox<Destination: Hashable> {
                 out.append((destination, messages[0]))
                 continue
             }
-            var bodies: [BundledMessage] = []
+            // Chunks of consecutive messages, cut by count and size; a chunk of one goes as the message itself.
+            var chunk: [(message: Message, body: [UInt8])] = []
             var bytes = 0
+            func close() {
+                out.append((destination, chunk.count == 1
+                    ? chunk[0].message : .bundle(.init(messages: chunk.map { BundledMessage(body: $0.body) }))))
+                chunk.removeAll(keepingCapacity: true)
+                bytes = 0
+            }
             for message in messages {
                 let body = codec.encode(message)[1]
-                if !bodies.isEmpty, bodies.count == Self.bundleCount || bytes + body.count > Self.bundleBytes {
-                    out.append((destination, Self.wrap(bodies, codec: codec)))
-                    bodies.removeAll(keepingCapacity: true)
-                    bytes = 0
-                }
-                bodies.append(BundledMessage(body: body))
+                if !chunk.isEmpty, chunk.count == Self.bundleCount || bytes + body.count > Self.bundleBytes { close() }
+                chunk.append((message, body))
                 bytes += body.count
             }
-            out.append((destination, Self.wrap(bodies, codec: codec)))
+            close()
         }
         return out
-    }
-
-    /// One body alone goes as its own message: a BUNDLE of one would only cost more.
-    private static func wrap(_ bodies: [BundledMessage], codec: Codec) -> Message {
-        if bodies.count == 1, let single = try? codec.decode([Codec.signature, bodies[0].body]) { return single }
-        return .bundle(.init(messages: bodies))
     }
 }
