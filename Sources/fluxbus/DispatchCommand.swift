@@ -96,7 +96,8 @@ extension DispatchCommand {
                 throw reportFailure(error)
             }
         }
-        let progress = Progress(total: actions.count)
+        // A bar only when there is something to wait for.
+        let progress = actions.count >= 100 ? ProgressBar.make("dispatch") : nil
         let (batchSize, prefix) = (batchSize, requestId)
         let results = try await withClient(connection) { client in
             var results: [Message.BatchResult] = []
@@ -105,11 +106,11 @@ extension DispatchCommand {
                 // With --request-id, each batch's id derives from it, so rerunning the same input is idempotent.
                 let id = prefix.map { "\($0)-\(index)" } ?? UUID().uuidString
                 results.append(try await client.dispatchBatch(chunk, requestID: id))
-                progress.advance(by: chunk.count)
+                progress?.update(start + chunk.count, of: actions.count)
             }
             return results
         }
-        progress.finish()
+        progress?.finish()
         let failures = results.flatMap(\.failures)
         if json {
             let encoder = JSONEncoder()
@@ -138,32 +139,6 @@ extension DispatchCommand {
 
     private func readAllStandardInput() -> String {
         String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
-    }
-}
-
-/// A progress line on standard error, shown only when it is a terminal.
-final class Progress: @unchecked Sendable {
-    // @unchecked: advanced only from the one task that collects results.
-    private let total: Int
-    private var done = 0
-    private let visible = isatty(STDERR_FILENO) == 1
-    private var lastShown = ContinuousClock.now
-
-    init(total: Int) {
-        self.total = total
-    }
-
-    func advance(by count: Int = 1) {
-        done += count
-        guard visible, total >= 100, ContinuousClock.now - lastShown > .milliseconds(100) || done == total else { return }
-        lastShown = .now
-        let width = 30
-        let filled = total == 0 ? width : width * done / total
-        FileHandle.standardError.write(Data("\r[\(String(repeating: "#", count: filled))\(String(repeating: " ", count: width - filled))] \(done)/\(total)".utf8))
-    }
-
-    func finish() {
-        if visible, total >= 100 { FileHandle.standardError.write(Data("\n".utf8)) }
     }
 }
 

@@ -48,7 +48,7 @@ public enum BaselineBench {
     /// - Returns: the latencies, the measured part's duration, and the relay's CPU seconds over it (nil without
     ///   `relayPID` or /proc).
     static func measure(
-        endpoint: String, count: Int, warmup: Int, payloadBytes: Int, relayPID: Int32?, progress: BenchProgress?
+        endpoint: String, count: Int, warmup: Int, payloadBytes: Int, relayPID: Int32?, progress: ProgressBar?
     ) async throws -> (LatencyRecorder, Duration, Double?) {
         try await onThread("fluxbus-bench-baseline") {
             let context = try ZMQContext()

@@ -123,7 +123,7 @@ public enum BenchRunner {
                 BenchChildren.shared.add(process.processIdentifier)
             }
             let relayPID = processes.pid("relay")
-            let progress = BenchProgress.make("baseline")
+            let progress = ProgressBar.make("baseline")
             let (recorder, elapsed, relayCPU) = try await BaselineBench.measure(
                 endpoint: endpoint, count: count, warmup: settings.warmup(for: count), payloadBytes: settings.payloadBytes,
                 relayPID: relayPID, progress: progress)

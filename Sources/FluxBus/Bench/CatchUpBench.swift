@@ -15,7 +15,7 @@ enum CatchUpBench {
         // The log retains all of it (no compaction, so no snapshot): the replica catches up by replay alone.
         try await ClusterBenchmarks.withCluster(shape, settings: settings, retain: max(count + 1_000, BusDefaults.retain)) { client, pid in
             // The log is written in batches, which is faster and records the same entries as one by one.
-            let progress = BenchProgress.make("catch-up log")
+            let progress = ProgressBar.make("catch-up log")
             let action = shape.action(0)
             var written = 0
             while written < count {

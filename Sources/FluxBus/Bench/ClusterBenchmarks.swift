@@ -97,7 +97,7 @@ enum ClusterBenchmarks {
                 report.workers = status.workers.filter { $0.state == .live && $0.stores.contains(where: shape.stores.contains) }.count
             }
             for n in 0..<warmup { try await dispatch(client, shape.action(n)) }
-            let progress = BenchProgress.make(shape.name)
+            let progress = ProgressBar.make(shape.name)
             defer { progress?.finish() }
             try await report.measureLockStep(count: count, coordinator: pid, progress: progress) { n in
                 try await dispatch(client, shape.action(n))
@@ -195,7 +195,7 @@ enum ClusterBenchmarks {
             }
             let before = ProcessStats.read(pid: pid)
             var samples: [Int] = []
-            let progress = BenchProgress.make("memory")
+            let progress = ProgressBar.make("memory")
             defer { progress?.finish() }
             let tenth = max(count / 10, 1)
             let clock = ContinuousClock()
@@ -238,7 +238,7 @@ enum ClusterBenchmarks {
         let batches = max(1, count / batchSize)
         try await withCluster(shape, settings: settings) { client, pid in
             for _ in 0..<max(1, settings.warmup(for: batches)) { try await dispatchBatch(client, batch) }
-            let progress = BenchProgress.make("batch")
+            let progress = ProgressBar.make("batch")
             defer { progress?.finish() }
             let before = pid.flatMap(ProcessStats.read(pid:))
             var recorder = LatencyRecorder()
@@ -288,7 +288,7 @@ extension ScenarioReport {
     /// Runs `operation` `count` times, each after the previous one returned, and records each one's latency, the
     /// rate, and the coordinator's CPU and memory over the run.
     mutating func measureLockStep(
-        count: Int, coordinator pid: Int32?, progress: BenchProgress?, _ operation: (Int) async throws -> Void
+        count: Int, coordinator pid: Int32?, progress: ProgressBar?, _ operation: (Int) async throws -> Void
     ) async throws {
         let before = pid.flatMap(ProcessStats.read(pid:))
         var recorder = LatencyRecorder()

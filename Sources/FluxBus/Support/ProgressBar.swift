@@ -5,14 +5,15 @@ import Synchronization
 import Glibc
 #endif
 
-/// A one-line progress bar on standard error, drawn only when standard error is a terminal.
-package final class BenchProgress: Sendable {
+/// A one-line progress bar on standard error, drawn only when standard error is a terminal: `fluxbus bench` and
+/// `fluxbus dispatch --batch` show one.
+package final class ProgressBar: Sendable {
     private let label: String
     private let lastPercent = Mutex(-1)
 
     /// A bar for `label`, or nil when standard error is not a terminal.
-    package static func make(_ label: String) -> BenchProgress? {
-        isatty(STDERR_FILENO) == 1 ? BenchProgress(label: label) : nil
+    package static func make(_ label: String) -> ProgressBar? {
+        isatty(STDERR_FILENO) == 1 ? ProgressBar(label: label) : nil
     }
 
     private init(label: String) { self.label = label }
