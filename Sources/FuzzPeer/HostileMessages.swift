@@ -21,7 +21,7 @@ struct HostileMessages {
     }
 
     private var rng: SplitMix64
-    private var fields: RandomFields
+    private var fields: RandomFiller<SplitMix64>
     private let corpus: [Seed]
     /// Ids of workers on the bus, to forge HELLOs with.
     private let workerIDs: [String]
@@ -30,7 +30,7 @@ struct HostileMessages {
 
     init(seed: UInt64, workerIDs: [String], epoch: UInt64?) {
         rng = SplitMix64(seed: seed)
-        var fields = RandomFields(rng: SplitMix64(seed: seed ^ 0x5EED_C0DE))
+        var fields = RandomFiller(rng: SplitMix64(seed: seed ^ 0x5EED_C0DE))
         corpus = (0..<512).map { index in
             let command = Command.allCases[index % Command.allCases.count]
             let (body, prefixes) = LengthPrefixes.locate(in: fields.message(command))
