@@ -1,6 +1,7 @@
 /// What one scenario measured, in the form that `fluxbus bench` prints and `--json` encodes.
 public struct ScenarioReport: Sendable, Codable, Hashable {
-    /// `ok`, `unavailable` (not in this build, or the coordinator rejected an option) or `failed`.
+    /// `ok`, `unavailable` (the scenario cannot run where it was asked to, e.g. `durable-*` against `--control`) or
+    /// `failed`.
     public enum Outcome: String, Sendable, Codable, Hashable { case ok, unavailable, failed }
 
     /// A target and whether it was met.

@@ -160,8 +160,7 @@ enum ClusterBenchmarks {
         }
     }
 
-    /// `durable-always` / `durable-off`: `workers-1` with the coordinator on a durable log in a temporary
-    /// directory. A coordinator that rejects the options makes the scenario `unavailable`, with its words.
+    /// `durable-always` / `durable-off`: `workers-1` with the coordinator's log synced as named.
     static func durable(_ sync: String, settings: BenchSettings, count: Int) async throws -> ScenarioReport {
         let name = "durable-\(sync)"
         var shape = counterShape(name, workers: settings.workers ?? 1, settings: settings)
@@ -170,16 +169,9 @@ enum ClusterBenchmarks {
             return ScenarioReport(scenario: name, operation: shape.operation, outcome: .unavailable,
                                   message: "needs a coordinator started by the benchmark; it does not run against --control")
         }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fluxbus-bench-log-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        shape.coordinatorArguments = ["--data-dir", directory.path, "--sync", sync]
-        do {
-            return try await lockStep(shape, settings: settings, count: count)
-        } catch let error as BusError where error.message.hasPrefix("the coordinator exited") {
-            return ScenarioReport(scenario: name, operation: shape.operation, outcome: .unavailable,
-                                  message: "the coordinator in this build rejects --data-dir/--sync: \(error.message)")
-        }
+        // The coordinator's log is its default ./fluxbus-data, inside the cluster's own temporary directory.
+        shape.coordinatorArguments = ["--sync", sync]
+        return try await lockStep(shape, settings: settings, count: count)
     }
 
     /// `memory`: `count` dispatches, 32 outstanding at a time, sampling the coordinator's VmRSS at every 10%.
