@@ -43,11 +43,7 @@ struct ForeignWorkerTests {
     @Test("A Python worker that joins after 50 dispatches catches up by replay and then matches the Swift replica")
     func lateJoinerCatchesUp() async throws {
         _ = try await Cluster.requirePython()
-        let cluster = try Cluster()
-        try cluster.startCoordinator(Self.coordinatorOptions)
-        let swift = try cluster.startWorker("sw1", stores: ["counter=counter"])
-        let client = try await cluster.client()
-        try await cluster.waitUntilLive(1, client: client)
+        let (cluster, swift, client) = try await Self.busWithSwiftReplica()
 
         let before = try await Self.dispatchAdds(50, from: 0, client: client, expecting: ["sw1"])
         #expect(before.problems.isEmpty, "\(before.problems.prefix(10).joined(separator: "\n"))\n\(cluster.allLogs())")
@@ -69,11 +65,7 @@ struct ForeignWorkerTests {
     @Test("A Python worker that joins while dispatches stream applies each exactly once")
     func joinsWhileDispatchesStream() async throws {
         _ = try await Cluster.requirePython()
-        let cluster = try Cluster()
-        try cluster.startCoordinator(Self.coordinatorOptions)
-        let swift = try cluster.startWorker("sw1", stores: ["counter=counter"])
-        let client = try await cluster.client()
-        try await cluster.waitUntilLive(1, client: client)
+        let (cluster, swift, client) = try await Self.busWithSwiftReplica()
         var run = try await Self.dispatchAdds(100, from: 0, client: client, expecting: ["sw1"])
         var sequence: UInt64 = 100
 
@@ -110,6 +102,16 @@ struct ForeignWorkerTests {
 
     /// Dispatches `count` `counter.add` actions with varying `by` (negative ones too), checking each result: it
     /// succeeded, with one `ok` outcome per expected worker, all with the digest of the expected state.
+    /// A coordinator and the Swift replica `sw1` of `counter`, live, with a client.
+    static func busWithSwiftReplica() async throws -> (Cluster, Process, BusClient) {
+        let cluster = try Cluster()
+        try cluster.startCoordinator(coordinatorOptions)
+        let swift = try cluster.startWorker("sw1", stores: ["counter=counter"])
+        let client = try await cluster.client()
+        try await cluster.waitUntilLive(1, client: client)
+        return (cluster, swift, client)
+    }
+
     static func dispatchAdds(
         _ count: Int, from start: Int, client: BusClient, expecting workers: Set<String>
     ) async throws -> (total: Int, problems: [String]) {
