@@ -12,39 +12,12 @@ import GRDBSQLite
 /// no action reaches a worker before its record is committed (and, with `--sync always`, on disk).
 ///
 /// It is only ever used on the coordinator's I/O thread.
-final class ActionLog {
+final class ActionLog: LogStorage {
     typealias Sync = LogSync
 
-    /// A request whose actions were logged and not all completed: the coordinator dispatches the rest again after a
-    /// restart.
-    struct Pending {
-        /// The first action not completed.
-        let sequence: UInt64
-        let requestID: String
-        let actions: [BatchAction]
-        /// For a batch, its first sequence and size as accepted; nil and 0 for a DISPATCH.
-        let batchFirst: UInt64?
-        let batchSize: Int
-    }
-
-    /// A store's state as one live replica reported it, for replicas that join after compaction.
-    struct Snapshot {
-        let store: String
-        let sequence: UInt64
-        let digest: UInt64
-        let state: [UInt8]
-        let worker: String
-    }
-
-    /// What the log held when it was opened.
-    struct Recovered {
-        var lastSequence: UInt64 = 0
-        var lastCompleted: UInt64 = 0
-        var lastEpoch: UInt64 = 0
-        var pending: [Pending] = []
-        /// Every store name a worker has declared, in the order first seen: compaction waits for a snapshot of each.
-        var stores: [String] = []
-    }
+    typealias Pending = LogPending
+    typealias Snapshot = LogSnapshot
+    typealias Recovered = LogRecovery
 
     private enum Write {
         case epoch(UInt64)

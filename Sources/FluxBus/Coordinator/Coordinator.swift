@@ -57,7 +57,7 @@ public final class Coordinator: Service, Sendable {
         let configuration = self.configuration
         let logger = self.logger
         let storageFailure = OneShot<BusError>()
-        let engine: IOLoopBound<CoordinatorEngine>
+        let engine: IOLoopBound<CoordinatorShell>
         do {
             engine = try await loop.run { scope in
                 // The log first: a coordinator that cannot read its history must not take a port and look healthy.
@@ -101,13 +101,16 @@ public final class Coordinator: Service, Sendable {
                 let advertised = try configuration.advertisedPublishEndpoint ?? publisher.lastEndpoint
                 for endpoint in configuration.extraPublishEndpoints { try Self.bind(publisher, to: endpoint, role: "publish") }
                 let engine = CoordinatorEngine(
-                    configuration: configuration, epoch: epoch, log: log, recovered: recovered, router: router,
-                    publisher: publisher, controlEndpoint: controlEndpoint, advertisedPublishEndpoint: advertised,
-                    logger: logger, onStorageFailure: { storageFailure.finish(.success($0)) })
-                engine.flushLog()
-                scope.add(router) { _ in try engine.drainRouter() }
-                scope.schedule(every: configuration.tickInterval) { engine.tick() }
-                return IOLoopBound(engine, scope: scope)
+                    configuration: configuration, epoch: epoch, log: log, recovered: recovered,
+                    controlEndpoint: controlEndpoint, advertisedPublishEndpoint: advertised, logger: logger,
+                    now: SystemClock.now)
+                let shell = CoordinatorShell(
+                    engine: engine, router: router, publisher: publisher, logger: logger,
+                    onStorageFailure: { storageFailure.finish(.success($0)) })
+                shell.flushLog()
+                scope.add(router) { _ in try shell.drainRouter() }
+                scope.schedule(every: configuration.tickInterval) { shell.handle(.tick) }
+                return IOLoopBound(shell, scope: scope)
             }
         } catch {
             bound.finish(.failure(error))
@@ -115,7 +118,7 @@ public final class Coordinator: Service, Sendable {
             throw error
         }
         let (endpoints, epoch) = try await loop.run { _ in
-            (Endpoints(control: engine.value.routerEndpoint, publish: engine.value.advertisedPublishEndpoint), engine.value.epoch)
+            (Endpoints(control: engine.value.engine.routerEndpoint, publish: engine.value.engine.advertisedPublishEndpoint), engine.value.engine.epoch)
         }
         bound.finish(.success(endpoints))
         if configuration.security == nil { warnAboutPlainText() }
@@ -136,13 +139,13 @@ public final class Coordinator: Service, Sendable {
             throw failure
         }
         logger.info("coordinator stopping: finishing the dispatches in hand")
-        try? await loop.run { _ in engine.value.beginShutdown() }
+        try? await loop.run { _ in engine.value.handle(.shutdown) }
         let drainDeadline = ContinuousClock.now.advanced(by: configuration.ackTimeout + .seconds(1))
-        while ContinuousClock.now < drainDeadline, !((try? await loop.run { _ in engine.value.isIdle }) ?? true) {
+        while ContinuousClock.now < drainDeadline, !((try? await loop.run { _ in engine.value.engine.isIdle }) ?? true) {
             try? await Task.sleep(for: .milliseconds(20))
         }
         let counts = try? await loop.run { _ in
-            let engine = engine.value
+            let engine = engine.value.engine
             return [
                 "malformed": engine.malformedCount, "refused": engine.refusedCount, "strangers": engine.strangerCount,
                 "quarantined": engine.quarantinedPeers,

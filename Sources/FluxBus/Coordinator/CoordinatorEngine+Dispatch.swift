@@ -19,7 +19,6 @@ extension CoordinatorEngine {
     /// every worker still applies them one by one, in order, and a store still waits for its dependencies' outputs
     /// per action.
     private func start(_ queued: QueuedDispatch) {
-        let now = ContinuousClock.now
         request = CurrentRequest(
             requestID: queued.requestID,
             requesters: queued.requesters + (queuedRequestIDs.removeValue(forKey: queued.requestID) ?? []),
@@ -135,8 +134,7 @@ extension CoordinatorEngine {
         guard completedFlights > before else { return }
         guard completedFlights == flights.count else {
             // The next dispatch is the oldest in flight now: its deadline and re-sends count from here.
-            let now = ContinuousClock.now
-            flights[completedFlights].deadline = now.advanced(by: configuration.ackTimeout)
+                flights[completedFlights].deadline = now.advanced(by: configuration.ackTimeout)
             flights[completedFlights].nextResend = now.advanced(by: configuration.firstResend)
             return
         }
@@ -162,7 +160,7 @@ extension CoordinatorEngine {
             checkDivergence(step.store, results: flight.results[step.store] ?? [], sequence: flight.sequence)
         }
         lastCompleted = flight.sequence
-        let micros = UInt64(max(0, (ContinuousClock.now - flight.startedAt).microseconds))
+        let micros = UInt64(max(0, (now - flight.startedAt).microseconds))
         let completed = Message.Completed(
             epoch: epoch, sequence: flight.sequence, actionType: flight.action.actionType, elapsedMicros: micros,
             outcomes: outcomes)
@@ -181,7 +179,7 @@ extension CoordinatorEngine {
 
     /// Sends the request's answer to everyone who asked under its id, and records it for retries.
     private func answer(_ request: CurrentRequest, lastOutcomes: [Outcome]) {
-        let micros = UInt64(max(0, (ContinuousClock.now - request.startedAt).microseconds))
+        let micros = UInt64(max(0, (now - request.startedAt).microseconds))
         func message(_ requestID: String) -> Message {
             request.isBatch
                 ? .batchResult(.init(
@@ -212,7 +210,7 @@ extension CoordinatorEngine {
 
     /// Re-sends the oldest ACTION in flight to silent replicas, with doubling gaps, and writes off those still silent
     /// at its deadline, so that one stuck worker never stalls the bus.
-    func checkInFlight(now: ContinuousClock.Instant) {
+    func checkInFlight(now: MonotonicTime) {
         let head = completedFlights
         guard head < flights.count else { return }
         if now >= flights[head].deadline {
@@ -258,7 +256,6 @@ extension CoordinatorEngine {
     // MARK: - Views
 
     func status(requestID: String) -> Message.Status {
-        let now = ContinuousClock.now
         let workers = membership.workerOrder.compactMap { membership.workers[$0] }.map { worker in
             WorkerStatus(
                 id: worker.id, state: worker.state, stores: worker.stores.map(\.name), lastApplied: worker.lastApplied,

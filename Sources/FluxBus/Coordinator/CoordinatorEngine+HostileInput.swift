@@ -6,7 +6,6 @@ import Logging
 extension CoordinatorEngine {
     func dropMalformed(_ reason: String, from routingID: [UInt8]?) {
         malformedCount += 1
-        let now = ContinuousClock.now
         if let routingID { countAgainst(routingID, at: now) }
         // At most one line per second, with the running count, so a flood cannot flood the log.
         if malformedLoggedAt.map({ now - $0 >= .seconds(1) }) ?? true {
@@ -21,7 +20,7 @@ extension CoordinatorEngine {
     }
 
     /// Counts a malformed message against its sender, and quarantines a sender past the rate.
-    func countAgainst(_ routingID: [UInt8], at now: ContinuousClock.Instant) {
+    func countAgainst(_ routingID: [UInt8], at now: MonotonicTime) {
         if now - malformedWindowStart >= .seconds(1) {
             malformedThisSecond.removeAll(keepingCapacity: true)
             malformedWindowStart = now
@@ -42,7 +41,7 @@ extension CoordinatorEngine {
     /// Once a second, forgets version-mismatch REJECTs older than the deadline (they no longer hold anything back)
     /// and quarantines that have ended. Both are keyed by routing id, and every new connection gets a new one: without
     /// this, peers that come and go would grow them by about 85 bytes per connection, without bound.
-    func prunePeerRecords(now: ContinuousClock.Instant) {
+    func prunePeerRecords(now: MonotonicTime) {
         guard now - peerRecordsPrunedAt >= .seconds(1) else { return }
         peerRecordsPrunedAt = now
         versionRejects = versionRejects.filter { now - $0.value < deadline }

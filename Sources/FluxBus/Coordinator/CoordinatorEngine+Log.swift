@@ -16,14 +16,14 @@ extension CoordinatorEngine {
             storageFailed = true
             let failure = error as? BusError ?? BusError(code: .storage, message: "cannot write the log: \(error)")
             logger.critical("the log cannot be written; stopping", metadata: ["error": "\(failure.message)"])
-            onStorageFailure(failure)
+            reportStorageFailure(failure)
         }
     }
 
     // MARK: - Restart
 
     /// Ends the wait for the previous run's stores once each has a live replica again, or the grace period is over.
-    func checkRecovery(now: ContinuousClock.Instant = .now) {
+    func checkRecovery(now: MonotonicTime) {
         guard let (stores, until) = recovery else { return }
         let missing = stores.filter { membership.liveReplicas(of: $0).isEmpty }
         if missing.isEmpty || now >= until {
@@ -78,7 +78,7 @@ extension CoordinatorEngine {
 
     /// Once the log holds a quarter more than it must retain, asks one live replica of every known store for its
     /// state; when they have answered (or the round times out), drops what every store's snapshot covers.
-    func compactIfDue(now: ContinuousClock.Instant) {
+    func compactIfDue(now: MonotonicTime) {
         if let ends = snapshotRoundEnds {
             if snapshotQueries.isEmpty || now >= ends { finishSnapshotRound(now: now) }
             return
@@ -110,7 +110,7 @@ extension CoordinatorEngine {
         log.saveSnapshot(.init(store: store, sequence: state.sequence, digest: state.digest, state: state.state, worker: worker))
     }
 
-    private func finishSnapshotRound(now: ContinuousClock.Instant) {
+    private func finishSnapshotRound(now: MonotonicTime) {
         snapshotQueries.removeAll()
         snapshotRoundEnds = nil
         nextSnapshotRound = now.advanced(by: .seconds(1))

@@ -21,7 +21,7 @@ extension CoordinatorEngine {
     }
 
 
-    func join(_ hello: Message.Hello, routingID: [UInt8], now: ContinuousClock.Instant) {
+    func join(_ hello: Message.Hello, routingID: [UInt8], now: MonotonicTime) {
         guard Array(hello.workerID.utf8) == routingID else {
             return refuse(hello, code: .invalidDeclaration, reason:
                 "worker id `\(hello.workerID)` differs from the connection's routing id `\(Self.describe(routingID))`; "
@@ -74,7 +74,6 @@ extension CoordinatorEngine {
     func refuse(_ hello: Message.Hello, code: Message.Reject.Code, reason: String, to routingID: [UInt8]) {
         refusedCount += 1
         // At most one line per second, with the running count, so a flood of HELLOs cannot flood the log.
-        let now = ContinuousClock.now
         if refusalLoggedAt.map({ now - $0 >= .seconds(1) }) ?? true {
             refusalLoggedAt = now
             logger.warning("refused worker", metadata: [
@@ -104,7 +103,7 @@ extension CoordinatorEngine {
         // in order and fetches any gap before it runs that dispatch.
         membership.setState(.live, of: workerID)
         logger.info("worker live", metadata: ["worker": "\(workerID)", "seq": "\(ready.lastApplied)"])
-        checkRecovery()
+        checkRecovery(now: now)
     }
 
     func receiveHeartbeat(_ heartbeat: Message.Heartbeat, routingID: [UInt8]) {

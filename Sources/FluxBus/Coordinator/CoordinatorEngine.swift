@@ -1,10 +1,13 @@
 import Flux
 import FluxBusProtocol
 import Logging
-import ZeroMQ
 
-/// The coordinator's state and rules. It lives on the coordinator's I/O thread and is only ever touched there:
-/// every message and timer tick is handled to the end before the next, so it needs no locks.
+/// The coordinator's state and rules, as a state machine with no I/O.
+///
+/// Inputs go in (``handle(_:at:)``: a peer's message, the end of a burst of them, a timer tick, a shutdown request),
+/// each with the time it happened at; effects come out (``takeEffects()``: send to a peer, publish, a failed log).
+/// It reads no clock and owns no socket. Its log is a ``LogStorage`` port: SQLite in the ``Coordinator`` shell, a
+/// simulated disk in the simulation tests. The shell runs it on one thread, one input to the end before the next.
 final class CoordinatorEngine {
     /// A DISPATCH or DISPATCH_BATCH waiting its turn, its actions already logged.
     struct QueuedDispatch {
@@ -22,7 +25,7 @@ final class CoordinatorEngine {
 
     struct StateQuery {
         let requester: Requester
-        let deadline: ContinuousClock.Instant
+        let deadline: MonotonicTime
     }
 
     let configuration: CoordinatorConfiguration
@@ -32,8 +35,6 @@ final class CoordinatorEngine {
     let routerEndpoint: String
     var logger: Logger
     let codec: Codec
-    private let router: ZMQSocket
-    private let publisher: ZMQSocket
 
     var membership: Membership
     var workerByRoutingID: [[UInt8]: String] = [:]
@@ -51,19 +52,22 @@ final class CoordinatorEngine {
     var lastLogged: UInt64
     var lastSequence: UInt64
     var lastCompleted: UInt64
-    let log: ActionLog
+    let log: any LogStorage
     /// Results completed since the log was last flushed, so that a retry arriving meanwhile finds its result.
     var unflushedResults: [String: Message] = [:]
     /// After a restart: the stores of the previous run that have no live replica yet, and until when dispatching
     /// waits for them.
-    var recovery: (stores: Set<String>, until: ContinuousClock.Instant)?
+    var recovery: (stores: Set<String>, until: MonotonicTime)?
     /// The snapshot round under way: query id → store, and when it gives up.
     var snapshotQueries: [String: String] = [:]
-    var snapshotRoundEnds: ContinuousClock.Instant?
-    var nextSnapshotRound = ContinuousClock.now
-    /// Called on the I/O thread when the log cannot be written; the coordinator then stops.
-    let onStorageFailure: (BusError) -> Void
+    var snapshotRoundEnds: MonotonicTime?
+    var nextSnapshotRound: MonotonicTime
+    /// Set when the log cannot be written; the shell then stops the coordinator.
     var storageFailed = false
+    /// The time of the input being handled: the engine's only notion of now.
+    private(set) var now: MonotonicTime
+    /// Effects produced since the shell last took them, besides the messages in ``outbox``.
+    private var pendingEffects: [CoordinatorEffect] = []
     var stateQueries: [String: StateQuery] = [:]
     var nextQueryNumber = 0
     /// Where a message goes: the PUB stream, or one peer on the ROUTER.
@@ -73,7 +77,7 @@ final class CoordinatorEngine {
     }
     /// What is sent while a burst of input is handled goes out together at its end.
     var outbox = Outbox<Destination>()
-    var lastPublishAt = ContinuousClock.now
+    var lastPublishAt: MonotonicTime
     var isShuttingDown = false
     /// Messages that failed to decode or made no sense from their sender (or came from a quarantined peer):
     /// counted, logged, dropped.
@@ -82,36 +86,41 @@ final class CoordinatorEngine {
     var refusedCount = 0
     /// Messages from peers that are not members, answered with GOODBYE.
     var strangerCount = 0
-    var refusalLoggedAt: ContinuousClock.Instant?
-    var malformedLoggedAt: ContinuousClock.Instant?
+    var refusalLoggedAt: MonotonicTime?
+    var malformedLoggedAt: MonotonicTime?
     /// Peers that sent too many malformed messages, until when everything they send is dropped unread.
-    var quarantinedUntil: [[UInt8]: ContinuousClock.Instant] = [:]
+    var quarantinedUntil: [[UInt8]: MonotonicTime] = [:]
     /// Malformed messages per peer in the current one-second window.
     var malformedThisSecond: [[UInt8]: Int] = [:]
-    var malformedWindowStart = ContinuousClock.now
+    var malformedWindowStart: MonotonicTime
     var quarantinedPeers = 0
     /// When each peer last got a version-mismatch REJECT, so two mismatched peers cannot flood each other.
-    var versionRejects: [[UInt8]: ContinuousClock.Instant] = [:]
+    var versionRejects: [[UInt8]: MonotonicTime] = [:]
     /// When ``versionRejects`` and ``quarantinedUntil`` were last cleared of records that no longer matter.
-    var peerRecordsPrunedAt = ContinuousClock.now
+    var peerRecordsPrunedAt: MonotonicTime
 
+    /// - Parameters:
+    ///   - recovered: what `log` held when it was opened.
+    ///   - now: the time the engine starts at.
     init(
-        configuration: CoordinatorConfiguration, epoch: UInt64, log: ActionLog, recovered: ActionLog.Recovered,
-        router: ZMQSocket, publisher: ZMQSocket, controlEndpoint: String, advertisedPublishEndpoint: String, logger: Logger,
-        onStorageFailure: @escaping (BusError) -> Void
+        configuration: CoordinatorConfiguration, epoch: UInt64, log: any LogStorage, recovered: LogRecovery,
+        controlEndpoint: String, advertisedPublishEndpoint: String, logger: Logger, now: MonotonicTime
     ) {
         self.routerEndpoint = controlEndpoint
         self.configuration = configuration
         self.epoch = epoch
-        self.router = router
-        self.publisher = publisher
+        self.now = now
+        nextSnapshotRound = now
+        lastPublishAt = now
+        malformedWindowStart = now
+        peerRecordsPrunedAt = now
         self.advertisedPublishEndpoint = advertisedPublishEndpoint
         self.logger = logger
         self.logger[metadataKey: "epoch"] = "\(epoch)"
         self.codec = Codec(limits: configuration.limits)
         self.membership = Membership(topology: configuration.topology)
         self.log = log
-        self.onStorageFailure = onStorageFailure
+        outbox.hold()
         lastLogged = recovered.lastSequence
         lastSequence = recovered.lastCompleted
         lastCompleted = recovered.lastCompleted
@@ -126,7 +135,7 @@ final class CoordinatorEngine {
             if !pending.requestID.isEmpty { queuedRequestIDs[pending.requestID] = [] }
         }
         if !recovered.stores.isEmpty {
-            recovery = (Set(recovered.stores), ContinuousClock.now.advanced(by: configuration.recoveryGrace))
+            recovery = (Set(recovered.stores), now.advanced(by: configuration.recoveryGrace))
         }
         log.beginEpoch(epoch)
     }
@@ -135,21 +144,30 @@ final class CoordinatorEngine {
 
     // MARK: - Input
 
-    /// Handles everything waiting on the ROUTER, sending what it causes together (in bursts of at most 512 inputs,
-    /// so that a flood cannot hold replies back without end).
-    func drainRouter() throws {
-        outbox.hold()
-        var handled = 0
-        while let (frames, userID) = try router.tryReceiveWithUserID() {
-            handle(frames, userID: userID)
-            handled += 1
-            if handled % 512 == 0 {
-                flushOutbox()
-                outbox.hold()
+    /// Handles one input at `now`. What it causes waits in ``takeEffects()``.
+    func handle(_ input: CoordinatorInput, at now: MonotonicTime) {
+        self.now = max(self.now, now)
+        switch input {
+        case .message(let frames, let userID): handle(frames, userID: userID)
+        case .burstEnd: pump()
+        case .tick: tick()
+        case .shutdown: isShuttingDown = true
+        }
+    }
+
+    /// What the inputs since the last call caused, in order: messages (a destination's several as BUNDLEs), then
+    /// anything else.
+    func takeEffects() -> [CoordinatorEffect] {
+        var effects: [CoordinatorEffect] = outbox.release(codec: codec).map { destination, message in
+            switch destination {
+            case .stream: .publish(message)
+            case .peer(let routingID): .send(message, to: routingID)
             }
         }
-        pump()
-        flushOutbox()
+        outbox.hold()
+        effects += pendingEffects
+        pendingEffects.removeAll()
+        return effects
     }
 
     /// Handles one message from the ROUTER. With CURVE, `userID` is the name the ZAP handler bound to the sender's
@@ -158,7 +176,7 @@ final class CoordinatorEngine {
         guard frames.count >= 2 else { return dropMalformed("a message with no routing id", from: nil) }
         let routingID = frames[0]
         if let until = quarantinedUntil[routingID] {
-            if ContinuousClock.now < until {
+            if now < until {
                 malformedCount += 1
                 return
             }
@@ -168,15 +186,14 @@ final class CoordinatorEngine {
         do {
             messages = try codec.decodeAll(Array(frames.dropFirst()))
         } catch {
-            if let version = error.foundVersion, versionRejects[routingID].map({ ContinuousClock.now - $0 >= deadline }) ?? true {
-                versionRejects[routingID] = .now
+            if let version = error.foundVersion, versionRejects[routingID].map({ now - $0 >= deadline }) ?? true {
+                versionRejects[routingID] = now
                 send(.reject(.init(code: .versionMismatch, reason:
                     "this coordinator speaks FluxBus protocol version \(Codec.version), not \(version); "
                     + "upgrade the peer or the coordinator so both speak the same version")), to: routingID)
             }
             return dropMalformed(error.description, from: routingID)
         }
-        let now = ContinuousClock.now
         let workerID = workerByRoutingID[routingID]
         // With CURVE, a connection speaks only for the name bound to its key. ROUTER_HANDOVER lets any connection
         // claim a worker's routing id, so a message arriving under a worker's routing id from another key must not
@@ -191,7 +208,7 @@ final class CoordinatorEngine {
     }
 
     /// Handles one decoded message (a BUNDLE's are handled one by one, in order).
-    private func handle(_ message: Message, routingID: [UInt8], userID: String?, now: ContinuousClock.Instant) {
+    private func handle(_ message: Message, routingID: [UInt8], userID: String?, now: MonotonicTime) {
         switch message {
         case .hello(let hello):
             if let refusal = authorizationRefusal(for: hello, userID: userID) {
@@ -228,15 +245,7 @@ final class CoordinatorEngine {
     // MARK: - Output
 
     func send(_ message: Message, to routingID: [UInt8]) {
-        if outbox.hold(message, for: .peer(routingID)) { return }
-        do {
-            if try !router.send([routingID] + codec.encode(message), nonBlocking: true) {
-                logger.warning("send queue full, dropped \(message.command)", metadata: ["peer": "\(Self.describe(routingID))"])
-            }
-        } catch {
-            // ROUTER_MANDATORY: the peer is gone. Liveness will notice; nothing else to do here.
-            logger.debug("cannot send \(message.command): \(error)", metadata: ["peer": "\(Self.describe(routingID))"])
-        }
+        _ = outbox.hold(message, for: .peer(routingID))
     }
 
     func send(_ message: Message, toWorker workerID: String) {
@@ -245,24 +254,13 @@ final class CoordinatorEngine {
     }
 
     func publish(_ message: Message) {
-        lastPublishAt = .now
-        if outbox.hold(message, for: .stream) { return }
-        do {
-            _ = try publisher.send(codec.encode(message), nonBlocking: true)
-        } catch {
-            logger.error("cannot publish \(message.command): \(error)")
-        }
-        lastPublishAt = .now
+        lastPublishAt = now
+        _ = outbox.hold(message, for: .stream)
     }
 
-    /// Sends what the outbox held.
-    func flushOutbox() {
-        for (destination, message) in outbox.release(codec: codec) {
-            switch destination {
-            case .stream: publish(message)
-            case .peer(let routingID): send(message, to: routingID)
-            }
-        }
+    /// The log cannot be written: the shell stops the coordinator.
+    func reportStorageFailure(_ failure: BusError) {
+        pendingEffects.append(.storageFailed(failure))
     }
 
     static func describe(_ routingID: [UInt8]) -> String {
@@ -275,9 +273,7 @@ final class CoordinatorEngine {
     // MARK: - Timers
 
     /// Runs every tick: heartbeats, liveness, re-sends and deadlines.
-    func tick(now: ContinuousClock.Instant = .now) {
-        outbox.hold()
-        defer { flushOutbox() }
+    private func tick() {
         let joining = membership.workers.values.contains { $0.state == .catchingUp }
         // While a worker is joining, beat on every tick so that its first message on SUB comes soon.
         if joining || now - lastPublishAt >= configuration.heartbeatInterval {
@@ -304,11 +300,6 @@ final class CoordinatorEngine {
     }
 
     // MARK: - Shutdown
-
-    /// Stops accepting dispatches; the one in flight and those queued still complete.
-    func beginShutdown() {
-        isShuttingDown = true
-    }
 
     /// Whether nothing is in flight or queued.
     var isIdle: Bool { request == nil && queue.isEmpty }

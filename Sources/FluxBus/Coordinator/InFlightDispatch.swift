@@ -15,7 +15,7 @@ struct CurrentRequest {
     /// The batch as it was accepted: after a restart, the actions that completed before it are not run again.
     let firstSequence: UInt64
     let count: Int
-    let startedAt: ContinuousClock.Instant
+    let startedAt: MonotonicTime
     /// The outcomes that were not `ok`, for BATCH_RESULT.
     var failures: [BatchFailure] = []
 }
@@ -24,9 +24,9 @@ struct CurrentRequest {
 /// did, and which dependencies were already released to the workers waiting for them.
 struct InFlightDispatch {
     let action: Message.Action
-    let startedAt: ContinuousClock.Instant
+    let startedAt: MonotonicTime
     /// Only the oldest dispatch in flight has a deadline and re-sends: workers apply in order, so the others wait on it.
-    var deadline: ContinuousClock.Instant
+    var deadline: MonotonicTime
     /// Store → workers that still owe an acknowledgement for it.
     var awaiting: [String: Set<String>]
     /// Store → each replica's result, in arrival order.
@@ -36,7 +36,7 @@ struct InFlightDispatch {
     /// Store → its settled outcome: every expected replica answered or was lost.
     var settled: [String: StoreOutput] = [:]
     /// When the next re-send to silent replicas is due, and the gap after it.
-    var nextResend: ContinuousClock.Instant
+    var nextResend: MonotonicTime
     var resendGap: Duration
 
     var sequence: UInt64 { action.sequence }

@@ -14,7 +14,7 @@ struct Membership {
         var stores: [StoreDeclaration]
         var state: WorkerState
         var lastApplied: UInt64
-        var lastHeard: ContinuousClock.Instant
+        var lastHeard: MonotonicTime
         /// The digest each of its stores last reported, with the sequence it was for.
         var digests: [String: (sequence: UInt64, digest: UInt64)] = [:]
 
@@ -52,7 +52,7 @@ struct Membership {
     // MARK: - Joining
 
     /// Checks a HELLO against the bus and, if it fits, records the worker as catching up.
-    mutating func join(_ hello: Message.Hello, routingID: [UInt8], now: ContinuousClock.Instant) throws(Refusal) {
+    mutating func join(_ hello: Message.Hello, routingID: [UInt8], now: MonotonicTime) throws(Refusal) {
         try validate(hello)
         var candidateStores = stores
         var candidateOrder = storeOrder
@@ -140,7 +140,7 @@ struct Membership {
 
     // MARK: - Worker states
 
-    mutating func heard(from workerID: String, at now: ContinuousClock.Instant) {
+    mutating func heard(from workerID: String, at now: MonotonicTime) {
         workers[workerID]?.lastHeard = now
     }
 

@@ -5,6 +5,9 @@ extension Duration {
     /// Whole microseconds, rounded down; saturating far beyond any timeout.
     var microseconds: Int64 { wholeUnits(perSecond: 1_000_000) }
 
+    /// Whole nanoseconds; saturating far beyond any timeout.
+    var nanosecondsClamped: Int64 { wholeUnits(perSecond: 1_000_000_000) }
+
     /// Nanoseconds as a floating-point number, for benchmarks.
     var nanoseconds: Double {
         let (seconds, attoseconds) = components

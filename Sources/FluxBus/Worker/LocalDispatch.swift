@@ -22,9 +22,10 @@ struct LocalDispatch {
     /// Run from the coordinator's history: the dispatch has completed, so nothing is acknowledged.
     var isReplay = false
     /// When this worker began it, to tell a dispatch waiting for a release from one the bus has left behind.
-    let begunAt = ContinuousClock.now
+    let begunAt: MonotonicTime
 
-    init(action message: Message.Action, hosted: (String) -> Bool) {
+    init(action message: Message.Action, at now: MonotonicTime, hosted: (String) -> Bool) {
+        begunAt = now
         sequence = message.sequence
         action = AnyAction(name: message.actionType, json: message.payload, error: message.error.map(ActionError.init))
         remaining = message.plan.filter { hosted($0.store) }

@@ -22,7 +22,7 @@ public final class Worker: Service, Sendable {
     private let eventStream: AsyncStream<WorkerEvent>
     private let eventContinuation: AsyncStream<WorkerEvent>.Continuation
     /// Where ``stop()`` finds the running engine.
-    private let running = Mutex<IOLoopBound<WorkerEngine>?>(nil)
+    private let running = Mutex<IOLoopBound<WorkerShell>?>(nil)
 
     /// Creates a worker.
     /// - Parameters:
@@ -47,7 +47,7 @@ public final class Worker: Service, Sendable {
     /// goodbye, and ``run()`` returns. Does nothing before `run()` has started or after it ended.
     public func stop() {
         guard let engine = running.withLock({ $0 }) else { return }
-        engine.loop.execute { _ in engine.value.beginShutdown() }
+        engine.loop.execute { _ in engine.value.handle(.shutdown) }
     }
 
     /// Joins and serves until graceful shutdown, cancellation, or refusal.
@@ -63,7 +63,7 @@ public final class Worker: Service, Sendable {
         let stopped = OneShot<BusError?>()
         let configuration = self.configuration
         let (logger, events) = (self.logger, eventContinuation)
-        let engine: IOLoopBound<WorkerEngine>
+        let engine: IOLoopBound<WorkerShell>
         do {
             engine = try await loop.run { scope in
                 let journal = try configuration.journalPath.map(Journal.init(path:))
@@ -73,26 +73,31 @@ public final class Worker: Service, Sendable {
                 try dealer.set(.receiveHighWaterMark, to: 100_000)
                 try configuration.security?.apply(to: dealer)
                 let engine = WorkerEngine(
-                    id: configuration.id, stores: configuration.stores.map { $0.makeStore() }, scope: scope,
-                    dealer: dealer, heartbeat: configuration.heartbeatInterval, logger: logger, events: events,
-                    journal: journal, onStop: { error in stopped.finish(.success(error)) })
-                engine.dropPublishedRate = configuration.dropPublishedRate
-                engine.security = configuration.security
+                    id: configuration.id, instance: UInt64.random(in: 1...UInt64.max),
+                    stores: configuration.stores.map { $0.makeStore() }, heartbeat: configuration.heartbeatInterval,
+                    logger: logger, now: SystemClock.now)
+                var checkpointFile: CheckpointFile?
                 if let directory = configuration.dataDirectory {
                     let file = CheckpointFile(directory: directory, worker: configuration.id)
                     try file.prepare()
                     if let checkpoint = try file.load() { try engine.resume(from: checkpoint, file: file) }
-                    engine.checkpointFile = file
-                    scope.schedule(every: configuration.checkpointInterval) { engine.writeCheckpointIfStale() }
+                    checkpointFile = file
+                }
+                let shell = WorkerShell(
+                    engine: engine, scope: scope, dealer: dealer, configuration: configuration,
+                    checkpointFile: checkpointFile, journal: journal, events: events, logger: logger,
+                    onStop: { error in stopped.finish(.success(error)) })
+                if checkpointFile != nil {
+                    scope.schedule(every: configuration.checkpointInterval) { shell.handle(.checkpointDue) }
                 }
                 try HandshakeWatch.watch(dealer, in: scope, endpoint: configuration.coordinator) { reason in
-                    engine.refuse(reason)
+                    shell.handle(.handshakeFailed(reason: reason))
                 }
                 try dealer.connect(configuration.coordinator)
-                scope.add(dealer) { socket in try engine.drain(socket, fromSubscriber: false) }
-                Self.scheduleTicks(for: engine, in: scope)
-                engine.sayHello()
-                return IOLoopBound(engine, scope: scope)
+                scope.add(dealer) { socket in try shell.drain(socket, fromSubscriber: false) }
+                Self.scheduleTicks(for: shell, in: scope)
+                shell.handle(.start)
+                return IOLoopBound(shell, scope: scope)
             }
         } catch {
             await loop.shutdown()
@@ -112,9 +117,11 @@ public final class Worker: Service, Sendable {
                 try await stopped.value()
             } onGracefulShutdown: {
                 loop.execute { scope in
-                    engine.value.beginShutdown()
+                    engine.value.handle(.shutdown)
                     // A dispatch in hand may wait for a RELEASE from a coordinator that is gone: do not wait for ever.
-                    scope.schedule(after: Worker.shutdownDeadline) { engine.value.stopNow(reason: "the dispatch in hand did not finish within \(Worker.shutdownDeadline)") }
+                    scope.schedule(after: Worker.shutdownDeadline) {
+                        engine.value.handle(.shutdownOverdue(reason: "the dispatch in hand did not finish within \(Worker.shutdownDeadline)"))
+                    }
                 }
             }
         } catch {
@@ -130,11 +137,12 @@ public final class Worker: Service, Sendable {
     /// Ticks at the heartbeat interval, which the coordinator may change in WELCOME. While joining it ticks every
     /// 10 ms at most: a WELCOME may shorten the interval, and the first heartbeat after it must not wait for a tick
     /// scheduled at the old, longer one, or the coordinator writes the new worker off as silent.
-    private static func scheduleTicks(for engine: WorkerEngine, in scope: IOLoopScope) {
+    private static func scheduleTicks(for shell: WorkerShell, in scope: IOLoopScope) {
+        let engine = shell.engine
         let interval = engine.phase == .joining ? min(engine.heartbeatInterval, .milliseconds(10)) : engine.heartbeatInterval
         scope.schedule(after: interval) {
-            engine.tick()
-            if engine.phase != .stopped { scheduleTicks(for: engine, in: scope) }
+            shell.handle(.tick)
+            if engine.phase != .stopped { scheduleTicks(for: shell, in: scope) }
         }
     }
 }

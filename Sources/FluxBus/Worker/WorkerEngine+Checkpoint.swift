@@ -29,17 +29,16 @@ extension WorkerEngine {
             acknowledged: recent.map { .init(sequence: $0, results: ackMemory[$0]!.map(Checkpoint.Result.init)) })
     }
 
-    /// Writes the checkpoint if something changed since the last one and no dispatch is in hand. A failure is
-    /// logged and retried at the next interval: the previous checkpoint still stands.
+    /// Asks the shell to write the checkpoint if something changed since the last one and no dispatch is in hand.
     func writeCheckpointIfStale() {
-        guard let file = checkpointFile, checkpointStale, let checkpoint = checkpoint() else { return }
-        do {
-            try file.write(checkpoint)
-            checkpointStale = false
-            logger.debug("checkpoint written", metadata: ["seq": "\(lastApplied)", "file": "\(file.path)"])
-        } catch {
-            logger.error("cannot write the checkpoint; the previous one stands", metadata: ["error": "\(error)"])
-        }
+        guard keepsCheckpoint, checkpointStale, let checkpoint = checkpoint() else { return }
+        checkpointStale = false
+        pendingCheckpoint(checkpoint)
+    }
+
+    /// The shell could not write the checkpoint: the previous one stands, and the next interval tries again.
+    func checkpointWriteFailed() {
+        checkpointStale = true
     }
 
     /// Restores the stores' states, `lastApplied` and the remembered results from a checkpoint, before joining.
@@ -73,7 +72,7 @@ extension WorkerEngine {
         for acknowledged in checkpoint.acknowledged.sorted(by: { $0.sequence < $1.sequence }) {
             remember(acknowledged.sequence, acknowledged.results.compactMap(\.storeResult))
         }
-        events.yield(.resumed(sequence: lastApplied))
+        emit(.resumed(sequence: lastApplied))
         logger.notice("resumed from the checkpoint", metadata: [
             "file": "\(file.path)", "seq": "\(lastApplied)", "acknowledgements": "\(checkpoint.acknowledged.count)",
         ])

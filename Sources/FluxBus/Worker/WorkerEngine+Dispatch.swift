@@ -46,7 +46,7 @@ extension WorkerEngine {
     }
 
     func begin(_ action: Message.Action) {
-        var dispatch = LocalDispatch(action: action, hosted: { self.runsHere($0, action.sequence) })
+        var dispatch = LocalDispatch(action: action, at: now, hosted: { self.runsHere($0, action.sequence) })
         if let released = pendingReleases.removeValue(forKey: action.sequence) { dispatch.learn(released) }
         current = dispatch
         advance()
@@ -69,8 +69,7 @@ extension WorkerEngine {
                 result = run(store, in: &dispatch, step: step)
             }
             fresh.append(result)
-            journal?.record(sequence: dispatch.sequence, store: store.name, status: result.status)
-            events.yield(.applied(sequence: dispatch.sequence, store: store.name, status: result.status))
+            emit(.applied(sequence: dispatch.sequence, store: store.name, status: result.status))
             logger.debug("applied", metadata: [
                 "seq": "\(dispatch.sequence)", "store": "\(store.name)", "status": "\(result.status)",
             ])
@@ -163,7 +162,7 @@ extension WorkerEngine {
             let action = Message.Action(
                 epoch: entry.epoch, sequence: entry.sequence, actionType: entry.actionType, payload: entry.payload,
                 error: entry.error, plan: entry.plan)
-            var dispatch = LocalDispatch(action: action, hosted: { self.runsHere($0, entry.sequence) })
+            var dispatch = LocalDispatch(action: action, at: now, hosted: { self.runsHere($0, entry.sequence) })
             dispatch.isReplay = true
             // Recorded outcomes of the stores that do not run here: remote ones, and hosted ones a snapshot already
             // brought past this sequence. A store missing from the record counts as lost.

@@ -64,7 +64,7 @@ extension WorkerEngine {
         }
         appliedThrough[store.name] = snapshot.sequence
         checkpointStale = true
-        events.yield(.snapshotInstalled(store: store.name, sequence: snapshot.sequence))
+        emit(.snapshotInstalled(store: store.name, sequence: snapshot.sequence))
         logger.info("installed a snapshot", metadata: [
             "store": "\(store.name)", "seq": "\(snapshot.sequence)", "bytes": "\(snapshot.state.count)",
         ])

@@ -1,26 +1,30 @@
 import Flux
 import FluxBusProtocol
 import Logging
-import ZeroMQ
 
-/// A worker's state and rules. It lives on the worker's I/O thread: store handlers run there too, so a handler that
-/// hangs also stops the heartbeats, and the coordinator notices (liveness comes from application messages).
+/// A worker's state and rules, as a state machine with no I/O.
+///
+/// Inputs go in (``handle(_:at:)``: a message from the coordinator, a timer, a stop), each with the time it happened
+/// at; effects come out (``takeEffects()``: send to the coordinator, subscribe to the stream, write the checkpoint,
+/// report an event, stop). Store handlers run inside it, so a handler that hangs also stops the heartbeats, and the
+/// coordinator notices (liveness comes from application messages). The ``Worker`` shell owns the sockets, the
+/// checkpoint file and the clock.
 final class WorkerEngine {
     enum Phase { case joining, catchingUp, live, stopped }
 
     let id: String
-    let instance = UInt64.random(in: 1...UInt64.max)
+    /// This run of the worker, told apart from earlier runs under the same id.
+    let instance: UInt64
     let stores: [AnyStore]
     let storesByName: [String: AnyStore]
     let codec: Codec
     var logger: Logger
-    private let scope: IOLoopScope
-    private let dealer: ZMQSocket
-    var subscriber: ZMQSocket?
+    /// The publish endpoint subscribed to, once a WELCOME named it.
     var subscribedEndpoint: String?
-    let events: AsyncStream<WorkerEvent>.Continuation
-    let onStop: (BusError?) -> Void
-    let journal: Journal?
+    /// The time of the input being handled: the engine's only notion of now.
+    private(set) var now: MonotonicTime
+    /// Effects produced since the shell last took them, besides the messages in ``outbox``.
+    private var pendingEffects: [WorkerEffect] = []
 
     var phase = Phase.joining
     var epoch: UInt64 = 0
@@ -43,7 +47,7 @@ final class WorkerEngine {
     /// Each store's state when the worker started (before any checkpoint), which an empty SNAPSHOT restores.
     var initialStates: [String: [UInt8]] = [:]
     /// Where the checkpoint goes, if the worker keeps one, and whether anything changed since it was written.
-    var checkpointFile: CheckpointFile?
+    var keepsCheckpoint = false
     var checkpointStale = false
     let ackMemoryLimit = 4_096
     /// ACTIONs kept while an earlier one is missing; past this, later ones are dropped and fetched when their turn
@@ -51,39 +55,36 @@ final class WorkerEngine {
     let pendingActionLimit = 10_000
     var heartbeat: Duration
     var deadline: Duration
-    var lastHeard = ContinuousClock.now
-    var lastHelloAt: ContinuousClock.Instant?
-    var fetchSentAt: ContinuousClock.Instant?
+    var lastHeard: MonotonicTime
+    var lastHelloAt: MonotonicTime?
+    var fetchSentAt: MonotonicTime?
     /// The end of the range the last FETCH asked for: its REPLAYs may still be arriving until one reaches it.
     var fetchingThrough: UInt64 = 0
     var stopping = false
     var malformedCount = 0
-    /// CURVE for the SUB socket, like the DEALER's.
-    var security: PeerSecurity?
-    /// Fault injection: see ``WorkerConfiguration/dropPublishedRate``.
-    var dropPublishedRate = 0.0
     /// What is sent while a burst of input is handled goes out together at its end (one destination: the DEALER).
     var outbox = Outbox<Int>()
 
+    /// - Parameters:
+    ///   - instance: a number that differs between runs of the same worker (the shell draws it at random).
+    ///   - now: the time the engine starts at.
     init(
-        id: String, stores: [AnyStore], lastApplied: UInt64 = 0, scope: IOLoopScope, dealer: ZMQSocket,
-        heartbeat: Duration, logger: Logger, events: AsyncStream<WorkerEvent>.Continuation, journal: Journal? = nil,
-        onStop: @escaping (BusError?) -> Void
+        id: String, instance: UInt64, stores: [AnyStore], lastApplied: UInt64 = 0, heartbeat: Duration, logger: Logger,
+        now: MonotonicTime
     ) {
-        self.journal = journal
         self.id = id
+        self.instance = instance
+        self.now = now
+        self.lastHeard = now
         self.stores = stores
         self.storesByName = Dictionary(uniqueKeysWithValues: stores.map { ($0.name, $0) })
         self.lastApplied = lastApplied
-        self.scope = scope
-        self.dealer = dealer
         self.heartbeat = heartbeat
         self.deadline = heartbeat * BusDefaults.livenessIntervals
         self.codec = Codec()
         self.logger = logger
         self.logger[metadataKey: "worker"] = "\(id)"
-        self.events = events
-        self.onStop = onStop
+        outbox.hold()
         for store in stores { initialStates[store.name] = try? store.encodedState() }
     }
 
@@ -91,7 +92,7 @@ final class WorkerEngine {
 
     func sayHello() {
         phase = .joining
-        lastHelloAt = .now
+        lastHelloAt = now
         let declarations = stores.map { store in
             StoreDeclaration(
                 name: store.name, dependsOn: store.dependencies, handlesAll: store.handlesAllActions,
@@ -100,7 +101,7 @@ final class WorkerEngine {
         send(.hello(.init(workerID: id, instance: instance, stores: declarations)))
     }
 
-    func welcomed(_ welcome: Message.Welcome) throws {
+    func welcomed(_ welcome: Message.Welcome) {
         // No check that `welcome.sequence >= lastApplied`: with a durable log the coordinator refuses a HELLO beyond
         // its history, and the dispatch in flight when it stopped comes again under the new epoch with the same
         // sequence, so a worker may legitimately be one (or more) ahead; it re-acknowledges what it applied.
@@ -120,26 +121,17 @@ final class WorkerEngine {
         heardOnSubscriber = false
         phase = .catchingUp
         installSnapshotsHeld(for: welcome.epoch)
-        try subscribe(to: welcome.publishEndpoint)
-        events.yield(.welcomed(epoch: epoch, sequence: welcome.sequence))
+        subscribe(to: welcome.publishEndpoint)
+        emit(.welcomed(epoch: epoch, sequence: welcome.sequence))
         logger.info("welcomed, catching up", metadata: ["seq": "\(lastApplied)", "target": "\(welcome.sequence)"])
         catchUp()
     }
 
-    func subscribe(to endpoint: String) throws {
-        if subscribedEndpoint == endpoint, subscriber != nil { return }
-        if let old = subscriber {
-            scope.remove(old)
-            old.close()
-        }
-        let socket = try scope.socket(.sub)
-        try socket.set(.receiveHighWaterMark, to: 100_000)
-        try security?.apply(to: socket)
-        try socket.subscribe(Codec.signature)
-        try socket.connect(endpoint)
-        scope.add(socket) { [unowned self] socket in try self.drain(socket, fromSubscriber: true) }
-        subscriber = socket
+    /// Subscribes to the stream at `endpoint`, unless already subscribed there.
+    func subscribe(to endpoint: String) {
+        if subscribedEndpoint == endpoint { return }
         subscribedEndpoint = endpoint
+        pendingEffects.append(.subscribe(endpoint))
     }
 
     /// Sends READY once caught up, with a working subscription and nothing in hand.
@@ -147,7 +139,7 @@ final class WorkerEngine {
         guard phase == .catchingUp, heardOnSubscriber, current == nil, lastApplied >= knownSequence else { return }
         phase = .live
         send(.ready(.init(epoch: epoch, lastApplied: lastApplied)))
-        events.yield(.live(sequence: lastApplied))
+        emit(.live(sequence: lastApplied))
         logger.info("live", metadata: ["seq": "\(lastApplied)"])
     }
 
@@ -157,7 +149,7 @@ final class WorkerEngine {
         // The dispatch in hand completed without us when the coordinator says so; or, probably, when later ones were
         // published and it has waited a while (a batch's actions are published together, so not at once).
         if let current, knownCompleted >= current.sequence
-            || (knownSequence > current.sequence && ContinuousClock.now - current.begunAt > heartbeat)
+            || (knownSequence > current.sequence && now - current.begunAt > heartbeat)
         {
             requestFetch(from: current.sequence, to: min(max(knownSequence, current.sequence), current.sequence + Self.fetchWindow))
         } else if current == nil, knownSequence > lastApplied {
@@ -171,48 +163,68 @@ final class WorkerEngine {
     static let fetchWindow: UInt64 = 8_192
 
     func requestFetch(from: UInt64, to: UInt64) {
-        if let sent = fetchSentAt, ContinuousClock.now - sent < .seconds(1) { return }
-        fetchSentAt = .now
+        if let sent = fetchSentAt, now - sent < .seconds(1) { return }
+        fetchSentAt = now
         fetchingThrough = to
         send(.fetch(.init(epoch: epoch, from: from, to: to)))
     }
 
     // MARK: - Input
 
-    /// Handles everything waiting on a socket; what that causes (ACKs, above all) goes out together at the end.
-    func drain(_ socket: ZMQSocket, fromSubscriber: Bool) throws {
-        outbox.hold()
-        defer { flushOutbox() }
-        while let frames = try socket.tryReceive() {
-            if fromSubscriber, dropPublishedRate > 0, Double.random(in: 0..<1) < dropPublishedRate {
-                continue
-            }
-            let messages: [Message]
-            do {
-                messages = try codec.decodeAll(frames)
-            } catch {
-                malformedCount += 1
-                logger.warning("dropped a malformed message", metadata: ["reason": "\(error)", "total": "\(malformedCount)"])
-                continue
-            }
-            lastHeard = .now
-            for message in messages {
-                try handle(message, fromSubscriber: fromSubscriber)
-                if phase == .stopped { return }
-            }
-            if outbox.count >= 512 {
-                flushOutbox()
-                outbox.hold()
-            }
+    /// Handles one input at `now`. What it causes waits in ``takeEffects()``.
+    func handle(_ input: WorkerInput, at now: MonotonicTime) {
+        self.now = max(self.now, now)
+        switch input {
+        case .start: sayHello()
+        case .message(let frames, let fromSubscriber): receive(frames, fromSubscriber: fromSubscriber)
+        case .tick: tick()
+        case .checkpointDue: writeCheckpointIfStale()
+        case .shutdown: beginShutdown()
+        case .shutdownOverdue(let reason): stopNow(reason: reason)
+        case .handshakeFailed(let reason): refuse(reason)
         }
     }
 
-    func handle(_ message: Message, fromSubscriber: Bool) throws {
+    /// What the inputs since the last call caused, in order: messages to the coordinator (several as BUNDLEs), then
+    /// anything else.
+    func takeEffects() -> [WorkerEffect] {
+        var effects = outbox.release(codec: codec).map { WorkerEffect.send($0.message) }
+        outbox.hold()
+        effects += pendingEffects
+        pendingEffects.removeAll()
+        return effects
+    }
+
+    /// Messages held for the coordinator so far: the shell sends a long burst's in parts.
+    var heldMessages: Int { outbox.count }
+
+    private func receive(_ frames: [[UInt8]], fromSubscriber: Bool) {
+        guard phase != .stopped else { return }
+        let messages: [Message]
+        do {
+            messages = try codec.decodeAll(frames)
+        } catch {
+            malformedCount += 1
+            logger.warning("dropped a malformed message", metadata: ["reason": "\(error)", "total": "\(malformedCount)"])
+            return
+        }
+        lastHeard = now
+        for message in messages {
+            handle(message, fromSubscriber: fromSubscriber)
+            if phase == .stopped { return }
+        }
+    }
+
+    func emit(_ event: WorkerEvent) { pendingEffects.append(.event(event)) }
+
+    func pendingCheckpoint(_ checkpoint: Checkpoint) { pendingEffects.append(.writeCheckpoint(checkpoint)) }
+
+    func handle(_ message: Message, fromSubscriber: Bool) {
         switch message {
         case .welcome(let welcome):
-            try welcomed(welcome)
+            welcomed(welcome)
         case .reject(let reject):
-            events.yield(.rejected(code: reject.code, reason: reject.reason))
+            emit(.rejected(code: reject.code, reason: reject.reason))
             logger.error("the coordinator refused this worker", metadata: ["code": "\(reject.code)", "reason": "\(reject.reason)"])
             stop(BusError(code: .refused, message: "the coordinator refused worker `\(id)`: \(reject.reason)"))
         case .goodbye(let goodbye):
@@ -242,7 +254,7 @@ final class WorkerEngine {
         case .stateRequest(let request):
             answer(request)
         case .error(let error):
-            events.yield(.cascadeRefused(requestID: error.requestID, code: error.code, message: error.message))
+            emit(.cascadeRefused(requestID: error.requestID, code: error.code, message: error.message))
             logger.warning("the coordinator refused a dispatch from a handler", metadata: [
                 "request": "\(error.requestID)", "code": "\(error.code)", "message": "\(error.message)",
             ])
@@ -277,7 +289,7 @@ final class WorkerEngine {
 
     // MARK: - Timers and stopping
 
-    func tick(now: ContinuousClock.Instant = .now) {
+    private func tick() {
         switch phase {
         case .stopped:
             return
@@ -338,20 +350,10 @@ final class WorkerEngine {
         // A last checkpoint, unless a dispatch is still in hand (then the previous one stands: see `checkpoint()`).
         writeCheckpointIfStale()
         phase = .stopped
-        onStop(error)
-    }
-
-    /// Sends what the outbox held.
-    func flushOutbox() {
-        for (_, message) in outbox.release(codec: codec) { send(message) }
+        pendingEffects.append(.stop(error))
     }
 
     func send(_ message: Message) {
-        if outbox.hold(message, for: 0) { return }
-        do {
-            _ = try dealer.send(codec.encode(message), nonBlocking: true)
-        } catch {
-            logger.warning("cannot send \(message.command): \(error)")
-        }
+        _ = outbox.hold(message, for: 0)
     }
 }

@@ -1,0 +1,75 @@
+import FluxBusProtocol
+import Logging
+import ZeroMQ
+
+/// The coordinator's I/O: it reads the ROUTER, feeds the engine each message with the time, and carries the engine's
+/// effects out to the sockets. It owns the two sockets and the clock; the engine owns every decision. It lives on the
+/// coordinator's I/O thread and is only ever touched there.
+final class CoordinatorShell {
+    let engine: CoordinatorEngine
+    private let router: ZMQSocket
+    private let publisher: ZMQSocket
+    private let logger: Logger
+    private let codec: Codec
+    private let onStorageFailure: (BusError) -> Void
+
+    init(
+        engine: CoordinatorEngine, router: ZMQSocket, publisher: ZMQSocket, logger: Logger,
+        onStorageFailure: @escaping (BusError) -> Void
+    ) {
+        self.engine = engine
+        self.router = router
+        self.publisher = publisher
+        self.logger = logger
+        self.codec = engine.codec
+        self.onStorageFailure = onStorageFailure
+    }
+
+    /// Handles everything waiting on the ROUTER, sending what it causes together (in bursts of at most 512 inputs,
+    /// so that a flood cannot hold replies back without end).
+    func drainRouter() throws {
+        var handled = 0
+        while let (frames, userID) = try router.tryReceiveWithUserID() {
+            engine.handle(.message(frames, userID: userID), at: SystemClock.now)
+            handled += 1
+            if handled % 512 == 0 { perform(engine.takeEffects()) }
+        }
+        handle(.burstEnd)
+    }
+
+    /// Hands one input to the engine, then carries out what it caused.
+    func handle(_ input: CoordinatorInput) {
+        engine.handle(input, at: SystemClock.now)
+        perform(engine.takeEffects())
+    }
+
+    /// Commits the log (at start and at the end), outside any other input.
+    func flushLog() {
+        engine.flushLog()
+        perform(engine.takeEffects())
+    }
+
+    private func perform(_ effects: [CoordinatorEffect]) {
+        for effect in effects {
+            switch effect {
+            case .send(let message, let routingID):
+                do {
+                    if try !router.send([routingID] + codec.encode(message), nonBlocking: true) {
+                        logger.warning("send queue full, dropped \(message.command)", metadata: ["peer": "\(CoordinatorEngine.describe(routingID))"])
+                    }
+                } catch {
+                    // ROUTER_MANDATORY: the peer is gone. Liveness will notice; nothing else to do here.
+                    logger.debug("cannot send \(message.command): \(error)", metadata: ["peer": "\(CoordinatorEngine.describe(routingID))"])
+                }
+            case .publish(let message):
+                do {
+                    _ = try publisher.send(codec.encode(message), nonBlocking: true)
+                } catch {
+                    logger.error("cannot publish \(message.command): \(error)")
+                }
+            case .storageFailed(let failure):
+                onStorageFailure(failure)
+            }
+        }
+    }
+}

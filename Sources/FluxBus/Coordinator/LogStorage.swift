@@ -1,0 +1,81 @@
+import FluxBusProtocol
+
+/// The coordinator's durable log as its engine sees it.
+///
+/// Writes are buffered, and ``flush()`` commits everything buffered in one transaction: the group commit. The engine
+/// flushes before it publishes an action it logged, so no action reaches a worker before its record is committed.
+/// The shell hands the engine the SQLite ``ActionLog``; the simulation tests hand it a simulated disk that loses
+/// what was not flushed when its coordinator crashes, and that can fail a flush.
+///
+/// The engine calls this port synchronously: on the coordinator's one I/O thread a commit has no one to overlap with,
+/// and "commit, then publish" stays a matter of statement order (docs/ARCHITECTURE.md, "The engines").
+protocol LogStorage: AnyObject {
+    /// The data directory, or nil when the log lives in memory.
+    var directory: String? { get }
+    /// The log file, for `status`; nil in memory.
+    var path: String? { get }
+    var sync: LogSync { get }
+    /// Whether an action waits to be committed: it must be, before it is published.
+    var hasUnflushedActions: Bool { get }
+    /// The first sequence still in the log.
+    var oldestRetained: UInt64 { get }
+    /// Every store a worker ever declared, in the order first seen: compaction waits for a snapshot of each.
+    var knownStores: [String] { get }
+    var snapshots: [String: LogSnapshot] { get }
+
+    /// What the log held when it was opened.
+    func recover() throws -> LogRecovery
+    func beginEpoch(_ epoch: UInt64)
+    /// Logs an accepted action, with its request id and, for a batch, the batch's first sequence and size.
+    func append(
+        sequence: UInt64, epoch: UInt64, action: BatchAction, origin: String, requestID: String, batch: (first: UInt64, size: Int)?)
+    /// Records a completed dispatch's entry, for replay.
+    func complete(_ entry: ReplayEntry)
+    /// Records the answer (RESULT or BATCH_RESULT) owed to a request id, for retries.
+    func recordAnswer(_ message: Message, for requestID: String, sequence: UInt64)
+    /// Remembers a store name, so that compaction waits for its snapshot.
+    func rememberStore(_ name: String)
+    func saveSnapshot(_ snapshot: LogSnapshot)
+    /// Drops the entries up to and including `sequence`, and all but the newest `keepRequests` request ids.
+    func compact(through sequence: UInt64, keepRequests: Int)
+    /// Commits every buffered write in one transaction.
+    /// - Throws: ``BusError`` (`storage`): the coordinator must stop rather than publish what it could not log.
+    func flush() throws
+    /// In batch mode, syncs what was committed since the last call.
+    func syncIfBatched()
+    /// The answer recorded for a request id, if its request completed.
+    func result(for requestID: String) throws -> Message?
+    /// Completed entries with sequences in `range`, at most `maximum` of them, oldest first.
+    func entries(in range: ClosedRange<UInt64>, maximum: Int) throws -> [ReplayEntry]
+}
+
+/// A request whose actions were logged and not all completed: the coordinator dispatches the rest again after a
+/// restart.
+struct LogPending {
+    /// The first action not completed.
+    let sequence: UInt64
+    let requestID: String
+    let actions: [BatchAction]
+    /// For a batch, its first sequence and size as accepted; nil and 0 for a DISPATCH.
+    let batchFirst: UInt64?
+    let batchSize: Int
+}
+
+/// A store's state as one live replica reported it, for replicas that join after compaction.
+struct LogSnapshot {
+    let store: String
+    let sequence: UInt64
+    let digest: UInt64
+    let state: [UInt8]
+    let worker: String
+}
+
+/// What the log held when it was opened.
+struct LogRecovery {
+    var lastSequence: UInt64 = 0
+    var lastCompleted: UInt64 = 0
+    var lastEpoch: UInt64 = 0
+    var pending: [LogPending] = []
+    /// Every store name a worker has declared, in the order first seen.
+    var stores: [String] = []
+}

@@ -1,0 +1,109 @@
+import FluxBusProtocol
+import Logging
+import ZeroMQ
+
+/// The worker's I/O: it reads the DEALER and the SUB socket, feeds the engine each message with the time, and carries
+/// the engine's effects out: sends, the subscription, the checkpoint file, the journal and the event stream. It lives
+/// on the worker's I/O thread and is only ever touched there.
+final class WorkerShell {
+    let engine: WorkerEngine
+    private let scope: IOLoopScope
+    private let dealer: ZMQSocket
+    private var subscriber: ZMQSocket?
+    private let security: PeerSecurity?
+    private let checkpointFile: CheckpointFile?
+    private let journal: Journal?
+    private let events: AsyncStream<WorkerEvent>.Continuation
+    private let onStop: (BusError?) -> Void
+    private let logger: Logger
+    /// Fault injection: see ``WorkerConfiguration/dropPublishedRate``.
+    private let dropPublishedRate: Double
+
+    init(
+        engine: WorkerEngine, scope: IOLoopScope, dealer: ZMQSocket, configuration: WorkerConfiguration,
+        checkpointFile: CheckpointFile?, journal: Journal?, events: AsyncStream<WorkerEvent>.Continuation, logger: Logger,
+        onStop: @escaping (BusError?) -> Void
+    ) {
+        self.engine = engine
+        self.scope = scope
+        self.dealer = dealer
+        self.security = configuration.security
+        self.dropPublishedRate = configuration.dropPublishedRate
+        self.checkpointFile = checkpointFile
+        self.journal = journal
+        self.events = events
+        self.logger = logger
+        self.onStop = onStop
+        engine.keepsCheckpoint = checkpointFile != nil
+    }
+
+    /// Hands one input to the engine, then carries out what it caused.
+    func handle(_ input: WorkerInput) {
+        engine.handle(input, at: SystemClock.now)
+        perform(engine.takeEffects())
+    }
+
+    /// Handles everything waiting on a socket; what that causes (ACKs, above all) goes out together at the end, or
+    /// every 512 messages in a long burst.
+    func drain(_ socket: ZMQSocket, fromSubscriber: Bool) throws {
+        defer { perform(engine.takeEffects()) }
+        while let frames = try socket.tryReceive() {
+            if fromSubscriber, dropPublishedRate > 0, Double.random(in: 0..<1) < dropPublishedRate { continue }
+            engine.handle(.message(frames, fromSubscriber: fromSubscriber), at: SystemClock.now)
+            if engine.phase == .stopped { return }
+            if engine.heldMessages >= 512 { perform(engine.takeEffects()) }
+        }
+    }
+
+    private func perform(_ effects: [WorkerEffect]) {
+        for effect in effects {
+            switch effect {
+            case .send(let message):
+                do {
+                    _ = try dealer.send(engine.codec.encode(message), nonBlocking: true)
+                } catch {
+                    logger.warning("cannot send \(message.command): \(error)")
+                }
+            case .subscribe(let endpoint):
+                do {
+                    try subscribe(to: endpoint)
+                } catch {
+                    logger.error("cannot subscribe to the publish endpoint", metadata: ["publish": "\(endpoint)", "error": "\(error)"])
+                    engine.handle(.handshakeFailed(reason: "cannot subscribe to \(endpoint): \(error)"), at: SystemClock.now)
+                    perform(engine.takeEffects())
+                }
+            case .writeCheckpoint(let checkpoint):
+                guard let file = checkpointFile else { continue }
+                do {
+                    try file.write(checkpoint)
+                    logger.debug("checkpoint written", metadata: ["seq": "\(checkpoint.lastApplied)", "file": "\(file.path)"])
+                } catch {
+                    logger.error("cannot write the checkpoint; the previous one stands", metadata: ["error": "\(error)"])
+                    engine.checkpointWriteFailed()
+                }
+            case .event(let event):
+                if case .applied(let sequence, let store, let status) = event {
+                    journal?.record(sequence: sequence, store: store, status: status)
+                }
+                events.yield(event)
+            case .stop(let error):
+                onStop(error)
+            }
+        }
+    }
+
+    private func subscribe(to endpoint: String) throws {
+        if let old = subscriber {
+            scope.remove(old)
+            old.close()
+            subscriber = nil
+        }
+        let socket = try scope.socket(.sub)
+        try socket.set(.receiveHighWaterMark, to: 100_000)
+        try security?.apply(to: socket)
+        try socket.subscribe(Codec.signature)
+        try socket.connect(endpoint)
+        scope.add(socket) { [unowned self] socket in try self.drain(socket, fromSubscriber: true) }
+        subscriber = socket
+    }
+}
