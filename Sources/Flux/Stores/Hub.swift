@@ -96,13 +96,21 @@ public final class Hub {
     private func run(_ action: AnyAction) -> DispatchReport {
         sequence += 1
         var outputs: [String: Value] = [:]
-        var blocked: [String: String] = [:]  // store name -> why its dependents must be skipped
         var outcomes: [StoreOutcome] = []
+        var participants: [AnyStore] = []
+        var plan: [DependencyExecution.Step] = []
+        participants.reserveCapacity(ordered.count)
+        plan.reserveCapacity(ordered.count)
         for store in ordered where store.handles(action.name) {
-            if let dependency = store.dependencies.first(where: { blocked[$0] != nil }) {
-                let reason = "waits for `\(dependency)`, which \(blocked[dependency]!)"
-                blocked[store.name] = "was skipped"
-                outcomes.append(StoreOutcome(store: store.name, status: .skipped(reason)))
+            participants.append(store)
+            plan.append(.init(store: store.name, waitsFor: store.dependencies))
+        }
+        var execution = DependencyExecution(plan)
+        while let ready = execution.nextRunnable() {
+            let store = participants[ready.index]
+            if let blocker = ready.blockedBy {
+                execution.record(store.name, .skipped(blocker.reason))
+                outcomes.append(StoreOutcome(store: store.name, status: .skipped(blocker.reason)))
                 continue
             }
             let context = DispatchContext(
@@ -115,11 +123,12 @@ public final class Hub {
             do {
                 _ = try store.apply(action, context: context)
                 if let output = store.output() { outputs[store.name] = output }
+                execution.record(store.name, .ok)
                 outcomes.append(StoreOutcome(store: store.name, status: .ok))
                 pendingNotifications.append((store.name, action.error))
             } catch {
                 let failure = ActionError(describing: error)
-                blocked[store.name] = "failed"
+                execution.record(store.name, .failed(failure.message))
                 outcomes.append(StoreOutcome(store: store.name, status: .failed(failure.message)))
                 pendingNotifications.append((store.name, failure))
             }
