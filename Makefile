@@ -5,7 +5,7 @@ PYTHON ?= python3
 # pyzmq's wheels bundle their own libzmq; pinned so that every machine runs the same.
 PYZMQ := 27.3.0
 
-.PHONY: deps deps-system deps-python test verify-deploy demo build release bench fuzz clean
+.PHONY: deps deps-system deps-python test verify-deploy demo build release bench fuzz simulate clean
 
 # Install what a fresh Debian machine with Swift lacks: libzmq and SQLite (and pkg-config to find them), and a virtual
 # environment .venv with pyzmq for the end-to-end tests' foreign worker.
@@ -35,12 +35,22 @@ release: deps-system
 	$(SWIFT) build -c release
 
 # The whole test suite, one test at a time: CPU-bound tests (the fuzzer) would otherwise starve the two threads
-# of the cooperative pool that the networked tests need.
+# of the cooperative pool that the networked tests need. Deterministic hashing makes a simulation seed replay
+# exactly in another process too (Dictionary order would otherwise change from run to run).
 test: deps
 	$(SWIFT) build --build-tests
 	@$(MAKE) --no-print-directory verify-deploy
-	$(SWIFT) test --skip-build --no-parallel
+	SWIFT_DETERMINISTIC_HASHING=1 $(SWIFT) test --skip-build --no-parallel
 	$(MAKE) fuzz
+
+# Deterministic simulation beyond the fixed set in `make test`: SEEDS seeds from FIRST (docs/ARCHITECTURE.md,
+# "Simulation"). A failure prints its seed; `make simulate SEED=S` replays that one seed exactly.
+SEEDS ?= 1000
+FIRST ?= 1
+simulate:
+	$(SWIFT) build --build-tests
+	SWIFT_DETERMINISTIC_HASHING=1 FLUXBUS_SIM_SEEDS=$(SEEDS) FLUXBUS_SIM_FIRST_SEED=$(FIRST) $(if $(SEED),FLUXBUS_SIM_SEED=$(SEED)) \
+		$(SWIFT) test --skip-build --filter 'SimulationTests.invariantsHold'
 
 # The deployment files: the systemd units with `systemd-analyze verify` (skipped where it is absent), and the
 # scripts with shellcheck where it is installed.

@@ -95,6 +95,11 @@ let package = Package(
         .testTarget(name: "FluxTests", dependencies: ["Flux", "FluxStores"]),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "FluxBusTests", dependencies: ["FluxBus", "Flux", "FluxStores"]),
+        // Deterministic simulation: the real engines under a seeded network, clock and disk, with faults.
+        .testTarget(
+            name: "SimulationTests",
+            dependencies: ["FluxBus", "Flux", "FluxBusProtocol", .product(name: "Logging", package: "swift-log")]
+        ),
         // Real processes: the built `fluxbus` binary, and a worker written in Python from docs/PROTOCOL.md.
         .testTarget(
             name: "EndToEndTests",

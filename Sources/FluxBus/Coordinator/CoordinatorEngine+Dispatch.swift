@@ -7,7 +7,12 @@ extension CoordinatorEngine {
     /// once, so this loops rather than recursing. Nothing starts before its actions are committed to the log, nor
     /// while a restart still waits for the previous run's stores.
     func pump() {
-        if log.hasUnflushedActions { flushLog() }
+        #if DEBUG
+        let logFirst = plantedBug != .coordinatorPublishesBeforeLogging
+        #else
+        let logFirst = true
+        #endif
+        if logFirst, log.hasUnflushedActions { flushLog() }
         guard !storageFailed, recovery == nil else { return }
         while request == nil, let next = queue.pop() {
             queuedActions -= next.actions.count

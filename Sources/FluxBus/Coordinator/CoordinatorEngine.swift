@@ -64,6 +64,10 @@ final class CoordinatorEngine {
     var nextSnapshotRound: MonotonicTime
     /// Set when the log cannot be written; the shell then stops the coordinator.
     var storageFailed = false
+    #if DEBUG
+    /// A bug planted by the simulation tests, to show they catch it; nil everywhere else.
+    var plantedBug: PlantedBug?
+    #endif
     /// The time of the input being handled: the engine's only notion of now.
     private(set) var now: MonotonicTime
     /// Effects produced since the shell last took them, besides the messages in ``outbox``.

@@ -8,6 +8,22 @@ extension WorkerEngine {
 
     func receive(_ action: Message.Action) {
         knownSequence = max(knownSequence, action.sequence)
+        #if DEBUG
+        if plantedBug == .workerAcknowledgesBeforeApplying, action.sequence > lastApplied {
+            let hosted = action.plan.filter { storesByName[$0.store] != nil }
+            send(.ack(.init(epoch: epoch, sequence: action.sequence, results: hosted.map {
+                StoreResult(store: $0.store, status: .ok, message: "", digest: 0)
+            })))
+        }
+        if plantedBug == .workerReappliesDuplicates, current == nil, action.sequence <= lastApplied {
+            begin(action)
+            return drive()
+        }
+        if plantedBug == .workerSkipsGapCheck, current == nil, action.sequence > lastApplied + 1 {
+            begin(action)
+            return drive()
+        }
+        #endif
         if action.sequence <= lastApplied {
             return reacknowledge(action.sequence)
         }

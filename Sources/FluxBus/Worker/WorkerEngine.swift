@@ -21,6 +21,10 @@ final class WorkerEngine {
     var logger: Logger
     /// The publish endpoint subscribed to, once a WELCOME named it.
     var subscribedEndpoint: String?
+    #if DEBUG
+    /// A bug planted by the simulation tests, to show they catch it; nil everywhere else.
+    var plantedBug: PlantedBug?
+    #endif
     /// The time of the input being handled: the engine's only notion of now.
     private(set) var now: MonotonicTime
     /// Effects produced since the shell last took them, besides the messages in ``outbox``.
@@ -185,13 +189,19 @@ final class WorkerEngine {
         }
     }
 
-    /// What the inputs since the last call caused, in order: messages to the coordinator (several as BUNDLEs), then
-    /// anything else.
+    /// What the inputs since the last call caused: events, the subscription and the checkpoint first (a store's
+    /// `applied` is journaled before its ACK can leave), then messages to the coordinator (several as BUNDLEs), then
+    /// the stop, if the worker stopped.
     func takeEffects() -> [WorkerEffect] {
-        var effects = outbox.release(codec: codec).map { WorkerEffect.send($0.message) }
-        outbox.hold()
-        effects += pendingEffects
+        var effects: [WorkerEffect] = []
+        var stop: WorkerEffect?
+        for effect in pendingEffects {
+            if case .stop = effect { stop = effect } else { effects.append(effect) }
+        }
         pendingEffects.removeAll()
+        effects += outbox.release(codec: codec).map { WorkerEffect.send($0.message) }
+        outbox.hold()
+        if let stop { effects.append(stop) }
         return effects
     }
 
@@ -218,6 +228,8 @@ final class WorkerEngine {
     func emit(_ event: WorkerEvent) { pendingEffects.append(.event(event)) }
 
     func pendingCheckpoint(_ checkpoint: Checkpoint) { pendingEffects.append(.writeCheckpoint(checkpoint)) }
+
+    func pendingStop(_ error: BusError?) { pendingEffects.append(.stop(error)) }
 
     func handle(_ message: Message, fromSubscriber: Bool) {
         switch message {
@@ -285,72 +297,6 @@ final class WorkerEngine {
             sayHello()
         }
         return false
-    }
-
-    // MARK: - Timers and stopping
-
-    private func tick() {
-        switch phase {
-        case .stopped:
-            return
-        case .joining:
-            if lastHelloAt.map({ now - $0 >= .seconds(1) }) ?? true { sayHello() }
-        case .catchingUp, .live:
-            if now - lastHeard > deadline {
-                if phase == .catchingUp, !heardOnSubscriber {
-                    logger.warning("nothing arrived on the subscription to the publish endpoint; joining again", metadata: [
-                        "publish": "\(subscribedEndpoint ?? "?")",
-                        "hint": "check that this host can reach it; the coordinator's --advertise sets what workers are told",
-                    ])
-                } else {
-                    logger.warning("the coordinator is silent; joining again", metadata: ["silentMillis": "\((now - lastHeard).milliseconds)"])
-                }
-                lastHeard = now
-                return sayHello()
-            }
-            send(.heartbeat(.init(epoch: epoch, sequence: lastApplied)))
-            if let sent = fetchSentAt, now - sent >= .seconds(1) {
-                fetchSentAt = nil
-                catchUp()
-            }
-        }
-    }
-
-    var heartbeatInterval: Duration { heartbeat }
-
-    /// Stops without waiting any longer for the dispatch in hand; says goodbye if joined.
-    func stopNow(reason: String) {
-        guard phase != .stopped else { return }
-        logger.warning("stopping without finishing the dispatch in hand: \(reason)")
-        sayGoodbye()
-    }
-
-    /// Finishes the dispatch in hand, then says goodbye and stops.
-    func beginShutdown() {
-        stopping = true
-        if current == nil { sayGoodbye() }
-    }
-
-    func sayGoodbye() {
-        guard phase != .stopped else { return }
-        // Even while joining: a HELLO may be on its way, and the coordinator would otherwise register a worker that
-        // has left. A GOODBYE from a peer it does not know is ignored.
-        if lastHelloAt != nil { send(.goodbye(.init(reason: "shutting down"))) }
-        stop(nil)
-    }
-
-    /// The handshake with the coordinator failed: this worker cannot join as configured.
-    func refuse(_ reason: String) {
-        guard phase != .stopped else { return }
-        logger.error("cannot join: \(reason)")
-        stop(BusError(code: .refused, message: reason))
-    }
-
-    func stop(_ error: BusError?) {
-        // A last checkpoint, unless a dispatch is still in hand (then the previous one stands: see `checkpoint()`).
-        writeCheckpointIfStale()
-        phase = .stopped
-        pendingEffects.append(.stop(error))
     }
 
     func send(_ message: Message) {

@@ -1,0 +1,16 @@
+#if DEBUG
+/// Bugs planted on purpose, to show that the simulation tests catch them. Debug builds only: a release build has
+/// neither this type nor the code paths it switches on, and nothing but the simulation tests sets it.
+enum PlantedBug: String, CaseIterable, Sendable {
+    /// A worker runs an ACTION that arrives after a gap instead of fetching what it lacks.
+    case workerSkipsGapCheck
+    /// A worker runs an ACTION it already applied again, instead of re-acknowledging it from memory.
+    case workerReappliesDuplicates
+    /// A worker acknowledges every step of an ACTION as ok when it arrives, before running the handlers.
+    case workerAcknowledgesBeforeApplying
+    /// The coordinator publishes actions before their log records are committed.
+    case coordinatorPublishesBeforeLogging
+    /// The coordinator does not look retried request ids up: a retry becomes a new action.
+    case coordinatorForgetsRequestIDs
+}
+#endif

@@ -1,0 +1,72 @@
+import FluxBusProtocol
+import Logging
+
+/// The worker's timers and its ways of stopping: heartbeats and the coordinator's liveness on every tick, a graceful
+/// stop that finishes the dispatch in hand, and the stops that cannot wait.
+extension WorkerEngine {
+    // MARK: - Timers and stopping
+
+    func tick() {
+        switch phase {
+        case .stopped:
+            return
+        case .joining:
+            if lastHelloAt.map({ now - $0 >= .seconds(1) }) ?? true { sayHello() }
+        case .catchingUp, .live:
+            if now - lastHeard > deadline {
+                if phase == .catchingUp, !heardOnSubscriber {
+                    logger.warning("nothing arrived on the subscription to the publish endpoint; joining again", metadata: [
+                        "publish": "\(subscribedEndpoint ?? "?")",
+                        "hint": "check that this host can reach it; the coordinator's --advertise sets what workers are told",
+                    ])
+                } else {
+                    logger.warning("the coordinator is silent; joining again", metadata: ["silentMillis": "\((now - lastHeard).milliseconds)"])
+                }
+                lastHeard = now
+                return sayHello()
+            }
+            send(.heartbeat(.init(epoch: epoch, sequence: lastApplied)))
+            if let sent = fetchSentAt, now - sent >= .seconds(1) {
+                fetchSentAt = nil
+                catchUp()
+            }
+        }
+    }
+
+    var heartbeatInterval: Duration { heartbeat }
+
+    /// Stops without waiting any longer for the dispatch in hand; says goodbye if joined.
+    func stopNow(reason: String) {
+        guard phase != .stopped else { return }
+        logger.warning("stopping without finishing the dispatch in hand: \(reason)")
+        sayGoodbye()
+    }
+
+    /// Finishes the dispatch in hand, then says goodbye and stops.
+    func beginShutdown() {
+        stopping = true
+        if current == nil { sayGoodbye() }
+    }
+
+    func sayGoodbye() {
+        guard phase != .stopped else { return }
+        // Even while joining: a HELLO may be on its way, and the coordinator would otherwise register a worker that
+        // has left. A GOODBYE from a peer it does not know is ignored.
+        if lastHelloAt != nil { send(.goodbye(.init(reason: "shutting down"))) }
+        stop(nil)
+    }
+
+    /// The handshake with the coordinator failed: this worker cannot join as configured.
+    func refuse(_ reason: String) {
+        guard phase != .stopped else { return }
+        logger.error("cannot join: \(reason)")
+        stop(BusError(code: .refused, message: reason))
+    }
+
+    func stop(_ error: BusError?) {
+        // A last checkpoint, unless a dispatch is still in hand (then the previous one stands: see `checkpoint()`).
+        writeCheckpointIfStale()
+        phase = .stopped
+        pendingStop(error)
+    }
+}

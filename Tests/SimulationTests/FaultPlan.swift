@@ -1,0 +1,50 @@
+import FluxBusProtocol
+
+/// Which faults one seed injects, and how often: swarm testing, as FoundationDB's simulator and TigerBeetle's VOPR
+/// do it. Each fault is on or off per seed, so some seeds hammer one fault alone and others mix them, which finds
+/// bugs that a fixed mix of every fault at once hides.
+struct FaultPlan: CustomStringConvertible {
+    /// Chance that one published message is lost to one subscriber (PUB/SUB drops silently: high-water mark, slow
+    /// joiners, reconnects).
+    var publishLoss = 0.0
+    /// Network latency, in microseconds, per message; every connection stays FIFO.
+    var latency: ClosedRange<Int64> = 50...400
+    /// Per second of simulated time: chance of a partition between one worker and the coordinator.
+    var partitionRate = 0.0
+    /// Per second: chance that a worker crashes (restarting 0.1–2 s later).
+    var workerCrashRate = 0.0
+    /// Chance that a restarted worker comes back with its checkpoint rather than empty.
+    var keepsCheckpoint = 0.5
+    /// Per second: chance that the coordinator crashes (restarting 0.1–1.5 s later, from its log).
+    var coordinatorCrashRate = 0.0
+    /// Per second: chance that a worker stalls (a slow handler, a GC-like pause) for 0.05–1.5 s.
+    var stallRate = 0.0
+    /// Chance that one log flush fails; the coordinator then stops, as the real one exits 5.
+    var flushFailure = 0.0
+
+    static let none = FaultPlan()
+
+    /// A random mix: each fault on with probability one half, at a random intensity.
+    static func swarm(using random: inout SplitMix64) -> FaultPlan {
+        func maybe(_ range: ClosedRange<Double>) -> Double {
+            Bool.random(using: &random) ? Double.random(in: range, using: &random) : 0
+        }
+        var plan = FaultPlan()
+        plan.publishLoss = maybe(0.01...0.3)
+        plan.latency = 20...Int64.random(in: 100...20_000, using: &random)
+        plan.partitionRate = maybe(0.05...0.5)
+        plan.workerCrashRate = maybe(0.05...0.4)
+        plan.keepsCheckpoint = Double.random(in: 0...1, using: &random)
+        plan.coordinatorCrashRate = maybe(0.02...0.2)
+        plan.stallRate = maybe(0.05...0.5)
+        plan.flushFailure = maybe(0.001...0.02)
+        return plan
+    }
+
+    var description: String {
+        func percent(_ value: Double) -> String { "\((value * 1000).rounded() / 10)%" }
+        return "publishLoss \(percent(publishLoss)), latency \(latency.lowerBound)…\(latency.upperBound) µs, "
+            + "partitions \(partitionRate)/s, worker crashes \(workerCrashRate)/s (checkpoint kept \(percent(keepsCheckpoint))), "
+            + "coordinator crashes \(coordinatorCrashRate)/s, stalls \(stallRate)/s, flush failures \(percent(flushFailure))"
+    }
+}

@@ -1,0 +1,205 @@
+import Flux
+@testable import FluxBus
+import FluxBusProtocol
+
+/// The invariants, checked after every step of a simulated run, against a model built from what the coordinator
+/// published and what clients were told:
+/// - one total order: a sequence, once published, always names the same action;
+/// - a retried request id is one action: an action never gets two sequences;
+/// - no store applies a sequence twice, or out of order: a replica of an independent store holds exactly the
+///   history the total order gives it, up to the sequence it applied;
+/// - within each dispatch the dependency order holds: the audit store appends the ledger's length as of the same
+///   dispatch, so replicas of it agree;
+/// - replicas that reached the same sequence hold the same state;
+/// - no request whose result a client received is lost, across coordinator crashes.
+/// Liveness is checked by the run: once faults stop, every request completes within a bound.
+final class SimChecker {
+    unowned var cluster: SimCluster!
+    private(set) var violation: String?
+    /// Sequence → action id, as published.
+    private(set) var order: [UInt64: UInt32] = [:]
+    /// Sequence → the stores its plan named, as last published.
+    private var planned: [UInt64: Set<String>] = [:]
+    private var sequenceOfAction: [UInt32: UInt64] = [:]
+    private var actionOfPayload: [[UInt8]: UInt32] = [:]
+    /// Results clients received: sequence → action id.
+    private(set) var acknowledged: [UInt64: UInt32] = [:]
+    private var nextActionID: UInt32 = 0
+    private(set) var requests = 0
+    private var trace: [() -> String] = []
+    private var traceStart = 0
+    static let traceLength = 60
+
+    func newActionID() -> UInt32 {
+        nextActionID += 1
+        return nextActionID
+    }
+
+    func fail(_ message: String) {
+        if violation == nil { violation = message }
+    }
+
+    /// Adds a step to the trace; it is described only if a failure prints it.
+    func note(_ line: @escaping @autoclosure () -> String) {
+        let time = cluster?.now ?? 0
+        let entry = { "\(time) µs  \(line())" }
+        if trace.count < Self.traceLength { trace.append(entry) } else {
+            trace[traceStart] = entry
+            traceStart = (traceStart + 1) % Self.traceLength
+        }
+    }
+
+    /// The last steps, oldest first.
+    var recentSteps: [String] { (trace[traceStart...] + trace[..<traceStart]).map { $0() } }
+
+    // MARK: - What happened
+
+    func requested(_ request: SimClient.Request) {
+        requests += 1
+        actionOfPayload[request.payload] = request.actionID
+    }
+
+    func coordinatorSent(_ message: Message) {
+        switch message {
+        case .action(let action): published(action)
+        case .bundle(let bundle):
+            for item in bundle.messages {
+                if let inner = try? Codec().decode([Codec.signature, item.body]) { coordinatorSent(inner) }
+            }
+        default: break
+        }
+    }
+
+    private func published(_ action: Message.Action) {
+        guard let id = actionOfPayload[action.payload] else { return fail("#\(action.sequence) publishes a payload no client sent") }
+        if let earlier = order[action.sequence], earlier != id {
+            fail("one total order: #\(action.sequence) was action \(earlier), and is now published as action \(id)")
+        }
+        if let earlier = sequenceOfAction[id], earlier != action.sequence {
+            fail("a retried request is one action: action \(id) has #\(earlier) and #\(action.sequence)")
+        }
+        order[action.sequence] = id
+        sequenceOfAction[id] = action.sequence
+        planned[action.sequence] = Set(action.plan.map(\.store))
+    }
+
+    func answered(_ request: SimClient.Request, sequence: UInt64, outcomes: [Outcome]) {
+        guard order[sequence] == request.actionID else {
+            return fail("client was told request \(request.requestID) is #\(sequence), but #\(sequence) is action \(order[sequence].map(String.init) ?? "none")")
+        }
+        acknowledged[sequence] = request.actionID
+        // Outcomes tell the truth: the ledger refuses some ids on every replica, and accepts the rest.
+        for outcome in outcomes where outcome.store == SimLedger.name && (outcome.status == .ok || outcome.status == .failed) {
+            if (outcome.status == .failed) != Sim.ledgerRefuses(request.actionID) {
+                fail("request \(request.requestID) was told the ledger \(outcome.status == .ok ? "accepted" : "refused") action \(request.actionID) on \(outcome.worker)")
+            }
+        }
+    }
+
+    /// At every start of the coordinator: what clients were told must still be in the log, or covered by a
+    /// snapshot that compaction kept.
+    func coordinatorStarted(recovered: LogRecovery, disk: SimulatedDisk) {
+        let oldest = disk.actions.keys.min() ?? recovered.lastSequence + 1
+        for (sequence, id) in acknowledged where sequence >= oldest {
+            guard let row = disk.actions[sequence], actionOfPayload[row.action.payload] == id else {
+                return fail("an acknowledged request was lost: #\(sequence) (action \(id)) is not in the log after a restart")
+            }
+        }
+        if let last = acknowledged.keys.max(), last > recovered.lastSequence {
+            fail("an acknowledged request was lost: clients were told of #\(last), the log ends at #\(recovered.lastSequence)")
+        }
+    }
+
+    func workerStarted(_ index: Int, from checkpoint: UInt64?) {
+        note("w\(index + 1) starts \(checkpoint.map { "from its checkpoint at #\($0)" } ?? "empty")")
+    }
+
+    // MARK: - Checking
+
+    /// Independent stores' histories as the total order gives them: the ids in sequence order, through each sequence.
+    private var modelThrough: UInt64 = 0
+    private var ledgerModel: [UInt32] = []
+    private var tallyModel: [UInt32] = []
+    private var ledgerCount: [Int] = [0]
+    private var tallyCount: [Int] = [0]
+
+    private func extendModel(through sequence: UInt64) -> Bool {
+        while modelThrough < sequence {
+            guard let id = order[modelThrough + 1], let stores = planned[modelThrough + 1] else { return false }
+            modelThrough += 1
+            if stores.contains(SimLedger.name), !Sim.ledgerRefuses(id) { ledgerModel.append(id) }
+            if stores.contains(SimTally.name) { tallyModel.append(id) }
+            ledgerCount.append(ledgerModel.count)
+            tallyCount.append(tallyModel.count)
+        }
+        return true
+    }
+
+    func checkAfterStep() {
+        guard violation == nil else { return }
+        for node in cluster.workers {
+            guard let engine = node.engine else { continue }
+            check(node.id, engine, SimLedger.self, model: ledgerModel, counts: \.ledgerCount)
+            check(node.id, engine, SimTally.self, model: tallyModel, counts: \.tallyCount)
+        }
+    }
+
+    private func check<S: Store>(
+        _ worker: String, _ engine: WorkerEngine, _ type: S.Type, model: @autoclosure () -> [UInt32],
+        counts: KeyPath<SimChecker, [Int]>
+    ) where S.State == [UInt32] {
+        guard let store = engine.storesByName[S.name]?.instance as? S else { return }
+        let applied = engine.appliedSequence(of: S.name)
+        guard extendModel(through: applied) else {
+            return fail("\(worker)'s \(S.name) applied #\(applied), which was never published")
+        }
+        let expected = self[keyPath: counts][Int(applied)]
+        let state = store.state
+        guard state.count == expected, state.last == (expected > 0 ? model()[expected - 1] : nil) else {
+            let want = Array(model()[..<expected].suffix(3))
+            return fail("\(worker)'s \(S.name) at #\(applied) holds \(state.count) ids ending \(Array(state.suffix(3))); "
+                + "the total order gives \(expected) ending \(want)")
+        }
+    }
+
+    /// After the run: every replica's whole history against the model, and replicas of each store against each other.
+    func checkAtEnd() {
+        guard violation == nil else { return }
+        var audits: [(String, UInt64, [Int])] = []
+        for node in cluster.workers {
+            guard let engine = node.engine else { continue }
+            for (name, model) in [(SimLedger.name, ledgerModel), (SimTally.name, tallyModel)] {
+                guard let store = engine.storesByName[name] else { continue }
+                let state = (store.instance as? SimLedger)?.state ?? (store.instance as? SimTally)?.state ?? []
+                let applied = Int(engine.appliedSequence(of: name))
+                let counts = name == SimLedger.name ? ledgerCount : tallyCount
+                if Array(model[..<counts[applied]]) != state {
+                    return fail("\(node.id)'s \(name) differs from the total order's history through #\(applied)")
+                }
+            }
+            if let audit = engine.storesByName[SimAudit.name]?.instance as? SimAudit {
+                audits.append((node.id, engine.appliedSequence(of: SimAudit.name), audit.state))
+            }
+        }
+        for (first, second) in zip(audits, audits.dropFirst()) where first.1 == second.1 && first.2 != second.2 {
+            let at = zip(first.2, second.2).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(first.2.count, second.2.count)
+            fail("replicas of audit diverged at #\(first.1): from entry \(at), \(first.0) holds \(Array(first.2[at...].prefix(4))) "
+                + "(\(first.2.count) in all), \(second.0) holds \(Array(second.2[at...].prefix(4))) (\(second.2.count) in all)")
+        }
+    }
+
+    static func brief(_ message: Message) -> String {
+        switch message {
+        case .action(let action): "ACTION #\(action.sequence)"
+        case .ack(let ack): "ACK #\(ack.sequence) \(ack.results.map { "\($0.store):\($0.status)" }.joined(separator: ","))"
+        case .release(let release): "RELEASE #\(release.sequence)"
+        case .completed(let completed): "COMPLETED #\(completed.sequence)"
+        case .replay(let replay): "REPLAY \(replay.entries.first?.sequence ?? 0)…\(replay.entries.last?.sequence ?? 0)"
+        case .fetch(let fetch): "FETCH \(fetch.from)…\(fetch.to)"
+        case .heartbeat(let beat): "HEARTBEAT #\(beat.sequence)"
+        case .result(let result): "RESULT #\(result.sequence) \(result.requestID)"
+        case .dispatch(let dispatch): "DISPATCH \(dispatch.requestID)"
+        default: "\(message.command)"
+        }
+    }
+}

@@ -1,0 +1,61 @@
+import Flux
+
+// The simulated bus's stores. Their states are histories, so order, loss and duplicates all show: a replica's state
+// must equal what the total order of completed actions says it should, entry for entry.
+
+enum Sim {
+    struct Append: Codable, Sendable, Hashable {
+        var id: UInt32
+    }
+
+    /// Every simulated action: append an id.
+    static let append = ActionType<Append>("sim.append")
+
+    /// The ledger's handler throws for these ids: a handler that fails, deterministically on every replica.
+    static func ledgerRefuses(_ id: UInt32) -> Bool { id % 11 == 7 }
+}
+
+/// Appends every id it handles, except those it refuses; tells dependents how long it is now.
+final class SimLedger: Store {
+    struct Output: Codable, Sendable, Hashable {
+        var count: Int
+    }
+
+    static let name = "ledger"
+    static let handlers = Handlers<SimLedger>()
+        .on(Sim.append) { store, action, _ in
+            guard !Sim.ledgerRefuses(action.payload.id) else { throw ActionError("id \(action.payload.id) refused") }
+            store.state.append(action.payload.id)
+        }
+
+    var state: [UInt32] = []
+    init() {}
+    func output() -> Output? { Output(count: state.count) }
+}
+
+/// Waits for the ledger and appends the ledger's length as its output reported it: a dependent that read a stale or
+/// missing output shows it.
+final class SimAudit: Store {
+    static let name = "audit"
+    static let dependencies = ["ledger"]
+    static let handlers = Handlers<SimAudit>()
+        .on(Sim.append) { store, _, context in
+            guard let ledger = try context.output(of: "ledger", as: SimLedger.Output.self) else {
+                throw ActionError("no output from the ledger")
+            }
+            store.state.append(ledger.count)
+        }
+
+    var state: [Int] = []
+    init() {}
+}
+
+/// Independent of the others: appends every id, so it still runs when the ledger fails.
+final class SimTally: Store {
+    static let name = "tally"
+    static let handlers = Handlers<SimTally>()
+        .on(Sim.append) { store, action, _ in store.state.append(action.payload.id) }
+
+    var state: [UInt32] = []
+    init() {}
+}

@@ -1,0 +1,157 @@
+@testable import FluxBus
+import FluxBusProtocol
+
+/// What a simulated coordinator's log holds on disk: it survives the coordinator's crashes. Only ``SimulatedLog``'s
+/// flushes change it, so a crash loses exactly what was not flushed.
+final class SimulatedDisk {
+    struct Row {
+        let epoch: UInt64
+        let action: BatchAction
+        let requestID: String
+        let batchFirst: UInt64?
+        let batchSize: Int
+        var entry: ReplayEntry?
+    }
+
+    var actions: [UInt64: Row] = [:]
+    var requests: [String: (sequence: UInt64, result: Message?)] = [:]
+    var stores: [String] = []
+    var snapshots: [String: LogSnapshot] = [:]
+    var epochs: [UInt64] = []
+    /// Flushes that failed, for the report.
+    var failedFlushes = 0
+}
+
+/// The ``LogStorage`` port over a ``SimulatedDisk``: writes wait in memory until ``flush()``, which applies them all
+/// or (when the fault plan says so) throws and applies none, as a failed SQLite transaction does.
+final class SimulatedLog: LogStorage {
+    private enum Write {
+        case epoch(UInt64)
+        case action(UInt64, SimulatedDisk.Row)
+        case completion(ReplayEntry)
+        case answer(String, UInt64, Message)
+        case store(String)
+        case snapshot(LogSnapshot)
+        case compaction(through: UInt64, keepRequests: Int)
+    }
+
+    let disk: SimulatedDisk
+    /// Asked before every flush that has something to write: true fails it.
+    private let flushFails: () -> Bool
+    private var writes: [Write] = []
+
+    let directory: String? = "/simulated"
+    let path: String? = "/simulated/log.sqlite"
+    let sync = LogSync.always
+    private(set) var hasUnflushedActions = false
+    private(set) var oldestRetained: UInt64 = 1
+    private(set) var knownStores: [String] = []
+    private(set) var snapshots: [String: LogSnapshot] = [:]
+
+    init(disk: SimulatedDisk, flushFails: @escaping () -> Bool) {
+        self.disk = disk
+        self.flushFails = flushFails
+    }
+
+    func recover() throws -> LogRecovery {
+        var recovered = LogRecovery()
+        let sequences = disk.actions.keys.sorted()
+        recovered.lastSequence = sequences.last ?? 0
+        recovered.lastCompleted = sequences.last { disk.actions[$0]!.entry != nil } ?? 0
+        recovered.lastEpoch = disk.epochs.max() ?? 0
+        for sequence in sequences where sequence > recovered.lastCompleted {
+            let row = disk.actions[sequence]!
+            if let first = row.batchFirst, let last = recovered.pending.last, last.batchFirst == first {
+                recovered.pending[recovered.pending.count - 1] = LogPending(
+                    sequence: last.sequence, requestID: last.requestID, actions: last.actions + [row.action],
+                    batchFirst: first, batchSize: last.batchSize)
+            } else {
+                recovered.pending.append(LogPending(
+                    sequence: sequence, requestID: row.requestID, actions: [row.action], batchFirst: row.batchFirst,
+                    batchSize: row.batchSize))
+            }
+        }
+        recovered.stores = disk.stores
+        snapshots = disk.snapshots
+        knownStores = disk.stores
+        oldestRetained = sequences.first ?? recovered.lastSequence + 1
+        return recovered
+    }
+
+    func beginEpoch(_ epoch: UInt64) { writes.append(.epoch(epoch)) }
+
+    func append(
+        sequence: UInt64, epoch: UInt64, action: BatchAction, origin: String, requestID: String, batch: (first: UInt64, size: Int)?
+    ) {
+        writes.append(.action(sequence, .init(
+            epoch: epoch, action: action, requestID: requestID, batchFirst: batch?.first, batchSize: batch?.size ?? 0)))
+        hasUnflushedActions = true
+    }
+
+    func complete(_ entry: ReplayEntry) { writes.append(.completion(entry)) }
+
+    func recordAnswer(_ message: Message, for requestID: String, sequence: UInt64) {
+        writes.append(.answer(requestID, sequence, message))
+    }
+
+    func rememberStore(_ name: String) {
+        guard !knownStores.contains(name) else { return }
+        knownStores.append(name)
+        writes.append(.store(name))
+    }
+
+    func saveSnapshot(_ snapshot: LogSnapshot) {
+        snapshots[snapshot.store] = snapshot
+        writes.append(.snapshot(snapshot))
+    }
+
+    func compact(through sequence: UInt64, keepRequests: Int) {
+        guard sequence >= oldestRetained else { return }
+        oldestRetained = sequence + 1
+        writes.append(.compaction(through: sequence, keepRequests: keepRequests))
+    }
+
+    func flush() throws {
+        guard !writes.isEmpty else { return }
+        if flushFails() {
+            disk.failedFlushes += 1
+            throw BusError(code: .storage, message: "simulated: the disk refused the write")
+        }
+        for write in writes { apply(write) }
+        writes.removeAll()
+        hasUnflushedActions = false
+    }
+
+    func syncIfBatched() {}
+
+    func result(for requestID: String) throws -> Message? { disk.requests[requestID]?.result }
+
+    func entries(in range: ClosedRange<UInt64>, maximum: Int) throws -> [ReplayEntry] {
+        var entries: [ReplayEntry] = []
+        var sequence = range.lowerBound
+        while sequence <= range.upperBound, entries.count < maximum {
+            if let entry = disk.actions[sequence]?.entry { entries.append(entry) }
+            sequence += 1
+        }
+        return entries
+    }
+
+    private func apply(_ write: Write) {
+        switch write {
+        case .epoch(let epoch): disk.epochs.append(epoch)
+        case .action(let sequence, let row):
+            disk.actions[sequence] = row
+            if !row.requestID.isEmpty, row.batchFirst.map({ $0 == sequence }) ?? true {
+                disk.requests[row.requestID] = (sequence, nil)
+            }
+        case .completion(let entry): disk.actions[entry.sequence]?.entry = entry
+        case .answer(let requestID, let sequence, let message): disk.requests[requestID] = (sequence, message)
+        case .store(let name): if !disk.stores.contains(name) { disk.stores.append(name) }
+        case .snapshot(let snapshot): disk.snapshots[snapshot.store] = snapshot
+        case .compaction(let through, let keepRequests):
+            for sequence in disk.actions.keys where sequence <= through { disk.actions[sequence] = nil }
+            let kept = disk.requests.sorted { $0.value.sequence > $1.value.sequence }.prefix(keepRequests)
+            disk.requests = Dictionary(uniqueKeysWithValues: kept.map { ($0.key, $0.value) })
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import Flux
+@testable import FluxBus
+import FluxBusProtocol
+
+/// One seed's run: faults for a while, then quiet, then the liveness bound; what it found, and how much it did.
+struct SimulationRun {
+    /// Simulated microseconds with faults on, then the bound within which everything must complete once they stop.
+    static let faultyPhase: Int64 = 20_000_000
+    static let livenessBound: Int64 = 30_000_000
+
+    let seed: UInt64
+    let faults: FaultPlan
+    let steps: Int
+    let violation: String?
+    let recentSteps: [String]
+    /// Everything a replay must reproduce exactly.
+    let fingerprint: [UInt64]
+
+    init(seed: UInt64, mutation: PlantedBug? = nil, faults: FaultPlan? = nil, topology: SimTopology = .remoteDependents) {
+        let cluster = SimCluster(seed: seed, faults: faults, topology: topology, mutation: mutation)
+        cluster.run(until: Self.faultyPhase)
+        if cluster.checker.violation == nil {
+            cluster.quiesce()
+            var deadline = Self.faultyPhase + Self.livenessBound
+            while cluster.checker.violation == nil, cluster.now < deadline, !Self.settled(cluster) {
+                cluster.run(until: min(cluster.now + 100_000, deadline))
+            }
+            if cluster.checker.violation == nil, !Self.settled(cluster) {
+                cluster.checker.fail("liveness: \(Self.lagging(cluster)) \(Self.livenessBound / 1_000_000) s after faults stopped")
+            }
+            // A little longer, quiet, so that replicas settle what they hold before the final comparison.
+            deadline = cluster.now + 2_000_000
+            cluster.run(until: deadline)
+            cluster.checker.checkAtEnd()
+        }
+        self.seed = seed
+        self.faults = cluster.faults
+        steps = cluster.steps
+        violation = cluster.checker.violation
+        recentSteps = violation == nil ? [] : cluster.checker.recentSteps
+        fingerprint = [UInt64(cluster.steps), UInt64(cluster.now)]
+            + cluster.checker.order.sorted { $0.key < $1.key }.map { $0.key << 32 | UInt64($0.value) }
+    }
+
+    /// Every client got every answer, and every replica applied everything that completed.
+    private static func settled(_ cluster: SimCluster) -> Bool {
+        guard cluster.isQuiet, let coordinator = cluster.coordinator, coordinator.isIdle else { return false }
+        return cluster.workers.allSatisfy { node in
+            node.engine.map { $0.phase == .live && $0.lastApplied == coordinator.lastCompleted } ?? false
+        }
+    }
+
+    private static func lagging(_ cluster: SimCluster) -> String {
+        let clients = cluster.clients.filter { !$0.isDone }.map { "client\($0.index)" }
+        let coordinator = cluster.coordinator.map { "coordinator at #\($0.lastCompleted), queue \($0.queue.count)" } ?? "coordinator down"
+        let workers = cluster.workers.map { node in
+            "\(node.id) " + (node.engine.map { "\($0.phase) at #\($0.lastApplied)" } ?? "down")
+        }
+        return "not settled (\(coordinator); \(workers.joined(separator: ", "))\(clients.isEmpty ? "" : "; waiting: \(clients.joined(separator: ","))"))"
+    }
+
+    /// What a failure prints: the seed, the fault plan, the violation and the steps that led to it.
+    var report: String {
+        """
+        seed \(seed) failed after \(steps) steps: \(violation ?? "no violation")
+        faults: \(faults)
+        replay: make simulate SEED=\(seed)
+        last steps:
+        \(recentSteps.map { "  " + $0 }.joined(separator: "\n"))
+        """
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+@testable import FluxBus
+import Testing
+
+/// Deterministic simulation: the real coordinator and worker engines under a seeded network, clock and disk with
+/// faults, every invariant checked after every step (see ``SimChecker``).
+@Suite("Simulation")
+struct SimulationTests {
+    /// The seeds `make test` runs: enough for at least 1,000,000 steps. `make simulate SEEDS=N` runs more, and
+    /// `FLUXBUS_SIM_SEED=S` replays one.
+    static var seeds: [UInt64] {
+        let environment = ProcessInfo.processInfo.environment
+        if let one = environment["FLUXBUS_SIM_SEED"].flatMap(UInt64.init) { return [one] }
+        let count = environment["FLUXBUS_SIM_SEEDS"].flatMap(Int.init) ?? 160
+        let first = environment["FLUXBUS_SIM_FIRST_SEED"].flatMap(UInt64.init) ?? 1
+        return Array(first..<first + UInt64(count))
+    }
+
+    @Test("every invariant holds under swarm faults, seed after seed")
+    func invariantsHold() {
+        let started = ContinuousClock.now
+        var steps = 0
+        var failures: [String] = []
+        for seed in Self.seeds {
+            let run = SimulationRun(seed: seed)
+            steps += run.steps
+            if run.violation != nil { failures.append(run.report) }
+        }
+        let seconds = Double((ContinuousClock.now - started).components.seconds) + 0.001
+        print("simulation: \(Self.seeds.count) seeds, \(steps) steps, \(Int(Double(steps) / seconds)) steps/s, \(failures.count) failed")
+        #expect(failures.isEmpty, "\(failures.count) seeds failed:\n\(failures.joined(separator: "\n\n"))")
+        if ProcessInfo.processInfo.environment["FLUXBUS_SIM_SEED"] == nil, ProcessInfo.processInfo.environment["FLUXBUS_SIM_SEEDS"] == nil {
+            #expect(steps >= 1_000_000, "the fixed set must run at least 1,000,000 simulated steps, ran \(steps)")
+        }
+    }
+
+    @Test("the same seed replays the same run exactly")
+    func replaysExactly() {
+        for seed: UInt64 in [3, 17] {
+            let first = SimulationRun(seed: seed)
+            let second = SimulationRun(seed: seed)
+            #expect(first.steps > 1_000)
+            #expect(first.fingerprint == second.fingerprint, "seed \(seed) ran differently twice")
+        }
+    }
+
+    /// A broken engine, built only in debug: the checker must find each bug within a few hundred seeds.
+    @Test("the checker finds every planted bug", arguments: PlantedBug.allCases)
+    func findsPlantedBug(_ bug: PlantedBug) {
+        var found: SimulationRun?
+        for seed in UInt64(1)...300 {
+            let run = SimulationRun(seed: seed, mutation: bug)
+            if run.violation != nil {
+                found = run
+                break
+            }
+        }
+        #expect(found != nil, "\(bug) survived 300 seeds")
+        if let found { print("planted \(bug): found by seed \(found.seed) after \(found.steps) steps: \(found.violation!)") }
+    }
+
+    /// Found by this simulator, and not fixed yet: a dependent beside its dependency resolves it locally, while a
+    /// remote replica of the same dependent takes the coordinator's settlement. When the coordinator settles the
+    /// dependency as lost (its replicas were catching up, or written off) though a replica did run it, the two
+    /// dependents disagree: one ran, the other was skipped. Issue 14 ("an outcome must say what is known") owns the
+    /// fix; until then this records the divergence as a known issue, and fails if it stops reproducing.
+    @Test("a dependent beside its dependency diverges from a remote one when the coordinator settles it as lost")
+    func colocatedDependentDiverges() {
+        withKnownIssue("replicas of a dependent diverge when its dependency is settled as lost") {
+            let run = SimulationRun(seed: 2, topology: .colocatedDependent)
+            #expect(run.violation == nil, "\(run.violation ?? "")")
+            #expect(run.violation?.contains("replicas of audit diverged") != false)
+        }
+    }
+}
+
