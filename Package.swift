@@ -43,20 +43,31 @@ let package = Package(
         .target(
             name: "FluxBus",
             dependencies: [
-                "Flux", "FluxStores", "FluxBusProtocol", "ZeroMQ",
+                "Flux", "FluxBusProtocol", "ZeroMQ",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ]
+        ),
+
+        // The CLI's tools, kept out of the library: `fluxbus bench`'s scenarios and report, `fluxbus demo`, the text and
+        // JSON views of status, graph, results and tail, and the `--store NAME=KIND` kinds (StoreSpec, StoreKind).
+        // Only these need FluxStores and hdrhistogram. Not a product: the CLI, the guide's examples and the tests use it.
+        .target(
+            name: "FluxBusTools",
+            dependencies: [
+                "FluxBus", "Flux", "FluxStores", "FluxBusProtocol", "ZeroMQ",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
         ),
 
-        // The CLI: argument parsing only, everything else lives in FluxBus.
+        // The CLI: argument parsing only, everything else lives in FluxBus and FluxBusTools.
         .executableTarget(
             name: "fluxbus",
             dependencies: [
-                "FluxBus", "Flux", "FluxStores", "FluxBusProtocol",
+                "FluxBus", "FluxBusTools", "Flux", "FluxStores", "FluxBusProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -69,7 +80,7 @@ let package = Package(
         .target(
             name: "GuideExamples",
             dependencies: [
-                "Flux", "FluxBus", "FluxBusProtocol", "ZeroMQ",
+                "Flux", "FluxBus", "FluxBusTools", "FluxBusProtocol", "ZeroMQ",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -94,7 +105,7 @@ let package = Package(
 
         .testTarget(name: "FluxTests", dependencies: ["Flux", "FluxStores"]),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
-        .testTarget(name: "FluxBusTests", dependencies: ["FluxBus", "Flux", "FluxStores"]),
+        .testTarget(name: "FluxBusTests", dependencies: ["FluxBus", "FluxBusTools", "Flux", "FluxStores"]),
         // Deterministic simulation: the real engines under a seeded network, clock and disk, with faults.
         .testTarget(
             name: "SimulationTests",
@@ -104,7 +115,7 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "FluxBus", "Flux", "FluxBusProtocol", "FluxStores", "ZeroMQ",
+                "FluxBus", "FluxBusTools", "Flux", "FluxBusProtocol", "FluxStores", "ZeroMQ",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),

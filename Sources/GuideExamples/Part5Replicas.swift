@@ -1,6 +1,7 @@
 import Flux
 import FluxBus
 import FluxBusProtocol
+import FluxBusTools
 import Foundation
 import Logging
 import ServiceLifecycle

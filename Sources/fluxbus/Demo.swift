@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import FluxBus
+import FluxBusTools
 
 extension FluxBusCommand {
     struct Demo: AsyncParsableCommand {

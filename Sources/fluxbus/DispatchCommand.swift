@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import FluxBus
 import FluxBusProtocol
+import FluxBusTools
 
 struct DispatchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

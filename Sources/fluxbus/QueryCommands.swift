@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import FluxBus
 import FluxBusProtocol
+import FluxBusTools
 
 struct StatusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

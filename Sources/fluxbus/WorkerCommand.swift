@@ -1,5 +1,6 @@
 import ArgumentParser
 import FluxBus
+import FluxBusTools
 import ServiceLifecycle
 import UnixSignals
 

@@ -1,5 +1,6 @@
 import Foundation
 import FluxBus
+import FluxBusTools
 import Testing
 
 /// `fluxbus bench` end to end: a tiny run of the distributed harness, its JSON, and that it leaves no process behind.

@@ -1,5 +1,6 @@
 import Foundation
 import FluxBusProtocol
+import FluxBusTools
 
 @testable import FluxBus
 

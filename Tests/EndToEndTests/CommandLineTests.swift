@@ -1,6 +1,7 @@
 import Foundation
 import FluxBus
 import FluxBusProtocol
+import FluxBusTools
 import Testing
 
 /// The `fluxbus` binary's contract with scripts and operators: exit codes, `--json` shapes, and help that teaches.

@@ -1,5 +1,6 @@
 import Foundation
 import FluxBus
+import FluxBusTools
 import Testing
 
 /// The deployment scripts in `deploy/`, run as an operator would: `local-cluster.sh` on this machine, and

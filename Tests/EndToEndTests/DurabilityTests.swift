@@ -1,6 +1,7 @@
 import Foundation
 import FluxBus
 import FluxBusProtocol
+import FluxBusTools
 import GRDB
 import Synchronization
 import Testing

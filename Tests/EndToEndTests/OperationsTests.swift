@@ -1,6 +1,7 @@
 import Foundation
 import FluxBus
 import FluxBusProtocol
+import FluxBusTools
 import Testing
 
 /// Service nodes under real signals, and the operator's commands: tail, batch dispatch, wait-ready.

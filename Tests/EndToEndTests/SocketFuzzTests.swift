@@ -1,6 +1,7 @@
 import Foundation
 import FluxBus
 import FluxBusProtocol
+import FluxBusTools
 import Testing
 
 /// A hostile process floods a real coordinator's ROUTER while honest dispatches go on, and the coordinator counts

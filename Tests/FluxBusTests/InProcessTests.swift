@@ -1,4 +1,5 @@
 import Flux
+import FluxBusTools
 import Testing
 
 @testable import FluxBus

@@ -1,6 +1,7 @@
 import Flux
 import Foundation
 import FluxBusProtocol
+import FluxBusTools
 import FluxStores
 import Testing
 

@@ -100,7 +100,7 @@ struct Membership {
     }
 
     private func validate(_ hello: Message.Hello) throws(Refusal) {
-        guard StoreSpec.isValidName(hello.workerID) else {
+        guard BusName.isValid(hello.workerID) else {
             throw Refusal(
                 code: .invalidDeclaration,
                 reason: "worker id '\(hello.workerID)' must be 1 to 64 letters, digits, '.', '_' or '-'")
@@ -110,7 +110,7 @@ struct Membership {
         }
         var seen = Set<String>()
         for declaration in hello.stores {
-            guard StoreSpec.isValidName(declaration.name) else {
+            guard BusName.isValid(declaration.name) else {
                 throw Refusal(code: .invalidDeclaration, reason: "store name '\(declaration.name)' is not valid")
             }
             guard seen.insert(declaration.name).inserted else {

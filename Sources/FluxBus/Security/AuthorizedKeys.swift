@@ -56,7 +56,7 @@ public struct AuthorizedKeys: Sendable, Hashable {
             }
             guard fields.count == 3 else { throw fail("expected 3 fields, found \(fields.count)") }
             guard CurveKeyFiles.isZ85Key(fields[0]) else { throw fail("'\(fields[0])' is not a 40-character Z85 public key") }
-            guard StoreSpec.isValidName(fields[1]) else { throw fail("'\(fields[1])' is not a valid name") }
+            guard BusName.isValid(fields[1]) else { throw fail("'\(fields[1])' is not a valid name") }
             guard let role = Role(rawValue: fields[2]) else { throw fail("unknown role '\(fields[2])'") }
             guard !entries.contains(where: { $0.publicKey == fields[0] }) else { throw fail("the key is listed twice") }
             guard !entries.contains(where: { $0.name == fields[1] }) else { throw fail("the name '\(fields[1])' is bound to two keys") }

@@ -13,7 +13,7 @@ public enum CurveKeyFiles {
     /// - Throws: ``BusError`` (`usage`) for a bad name, an existing file (keys are never overwritten), or a
     ///   directory that cannot be written.
     public static func generate(name: String, directory: String) throws -> (secret: String, public: String) {
-        guard StoreSpec.isValidName(name) else {
+        guard BusName.isValid(name) else {
             throw BusError(code: .usage, message: "key name '\(name)' must be 1 to 64 letters, digits, '.', '_' or '-'")
         }
         let pair = try CurveKeyPair.generate()

@@ -8,12 +8,6 @@ extension Duration {
     /// Whole nanoseconds; saturating far beyond any timeout.
     var nanosecondsClamped: Int64 { wholeUnits(perSecond: 1_000_000_000) }
 
-    /// Nanoseconds as a floating-point number, for benchmarks.
-    var nanoseconds: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) * 1e9 + Double(attoseconds) / 1e9
-    }
-
     private func wholeUnits(perSecond: Int64) -> Int64 {
         let (seconds, attoseconds) = components
         let (scaled, overflow) = seconds.multipliedReportingOverflow(by: perSecond)

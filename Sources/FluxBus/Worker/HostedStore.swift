@@ -20,11 +20,6 @@ public struct HostedStore: Sendable {
         self.handles = handles
     }
 
-    /// Hosts a built-in kind as a `--store` spec describes it.
-    public init(_ spec: StoreSpec) {
-        self.init(StoreKind.type(named: spec.kind)!, name: spec.name, dependencies: spec.dependencies, handles: spec.handles)
-    }
-
     /// The name it will have on the bus.
     public var effectiveName: String { name ?? type.name }
 

@@ -35,7 +35,7 @@ public struct WorkerConfiguration: Sendable {
     /// Checks what can be checked before joining: the id, the store names, and the waits among hosted stores.
     /// - Throws: ``BusError`` (`usage`) saying what to fix.
     public func validate() throws {
-        guard StoreSpec.isValidName(id) else {
+        guard BusName.isValid(id) else {
             throw BusError(code: .usage, message: "worker id '\(id)' must be 1 to 64 letters, digits, '.', '_' or '-'")
         }
         guard (0...1).contains(dropPublishedRate) else {
@@ -52,7 +52,7 @@ public struct WorkerConfiguration: Sendable {
         }
         var seen = Set<String>()
         for store in stores {
-            guard StoreSpec.isValidName(store.effectiveName) else {
+            guard BusName.isValid(store.effectiveName) else {
                 throw BusError(code: .usage, message: "store name '\(store.effectiveName)' is not valid")
             }
             guard seen.insert(store.effectiveName).inserted else {

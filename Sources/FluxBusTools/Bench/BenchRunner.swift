@@ -1,4 +1,5 @@
 import Foundation
+import FluxBus
 import FluxBusProtocol
 
 /// `fluxbus bench`: runs scenarios by name, the raw ZeroMQ baseline in the same run, and prints or encodes them.

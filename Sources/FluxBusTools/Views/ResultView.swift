@@ -1,4 +1,5 @@
 import Foundation
+import FluxBus
 import FluxBusProtocol
 
 /// How the CLI shows a dispatch's result: a short text table, or the JSON object scripts rely on.

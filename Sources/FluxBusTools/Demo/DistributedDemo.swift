@@ -1,5 +1,6 @@
 import Flux
 import Foundation
+import FluxBus
 import FluxBusProtocol
 import FluxStores
 

@@ -1,3 +1,4 @@
+import FluxBus
 import Foundation
 import ZeroMQ
 

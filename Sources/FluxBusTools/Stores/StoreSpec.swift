@@ -1,8 +1,9 @@
 import Flux
+import FluxBus
 
 /// One `--store` argument of `fluxbus worker`: `NAME=KIND[,after=DEP+DEP][,handles=TYPE+TYPE]`.
 ///
-/// - `NAME` is the store's name on the bus; `KIND` is a built-in kind (see ``StoreKind``).
+/// - `NAME` is the store's name on the bus (see ``BusName``); `KIND` is a built-in kind (see ``StoreKind``).
 /// - `after=` lists the stores it waits for, replacing the kind's own (`city` waits for `country` by default);
 ///   `after=` with nothing after it waits for none.
 /// - `handles=` limits it to some of the action types its kind has handlers for.
@@ -29,7 +30,7 @@ public struct StoreSpec: Sendable, Hashable, CustomStringConvertible {
             throw StoreSpecError(spec: text, problem: "it does not start with NAME=KIND")
         }
         let (name, kind) = (head[0], head[1])
-        guard Self.isValidName(name) else {
+        guard BusName.isValid(name) else {
             throw StoreSpecError(
                 spec: text, problem: "the store name '\(name)' must be 1 to 64 letters, digits, '.', '_' or '-'")
         }
@@ -49,7 +50,7 @@ public struct StoreSpec: Sendable, Hashable, CustomStringConvertible {
             switch pair[0] {
             case "after":
                 guard dependencies == nil else { throw StoreSpecError(spec: text, problem: "after= is given twice") }
-                if let bad = values.first(where: { !Self.isValidName($0) }) {
+                if let bad = values.first(where: { !BusName.isValid($0) }) {
                     throw StoreSpecError(spec: text, problem: "'\(bad)' in after= is not a valid store name")
                 }
                 guard !values.contains(name) else {
@@ -83,12 +84,6 @@ public struct StoreSpec: Sendable, Hashable, CustomStringConvertible {
         if let dependencies { text += ",after=" + dependencies.joined(separator: "+") }
         if let handles { text += ",handles=" + handles.joined(separator: "+") }
         return text
-    }
-
-    /// Store and worker names: short, and safe in logs, file names and the wire.
-    package static func isValidName(_ name: String) -> Bool {
-        !name.isEmpty && name.utf8.count <= 64
-            && name.unicodeScalars.allSatisfy { $0.properties.isAlphabetic && $0.isASCII || ("0"..."9").contains($0) || "._-".unicodeScalars.contains($0) }
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import FluxBus
 import FluxBusProtocol
 
 /// The distributed scenarios that dispatch through a coordinator: `workers-N`, `flight`, `durable-*`, `memory`,

@@ -1,3 +1,4 @@
+import FluxBus
 import FluxBusProtocol
 
 /// How `fluxbus tail` shows one completed dispatch, live (COMPLETED) or from history (REPLAY).

@@ -1,4 +1,5 @@
 import Foundation
+import FluxBus
 import FluxBusProtocol
 import FluxStores
 import Logging
