@@ -26,7 +26,8 @@ struct SimulationTests {
             steps += run.steps
             if run.violation != nil { failures.append(run.report) }
         }
-        let seconds = Double((ContinuousClock.now - started).components.seconds) + 0.001
+        let elapsed = (ContinuousClock.now - started).components
+        let seconds = max(Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18, 0.001)
         print("simulation: \(Self.seeds.count) seeds, \(steps) steps, \(Int(Double(steps) / seconds)) steps/s, \(failures.count) failed")
         #expect(failures.isEmpty, "\(failures.count) seeds failed:\n\(failures.joined(separator: "\n\n"))")
         if ProcessInfo.processInfo.environment["FLUXBUS_SIM_SEED"] == nil, ProcessInfo.processInfo.environment["FLUXBUS_SIM_SEEDS"] == nil {
