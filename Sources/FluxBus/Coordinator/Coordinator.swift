@@ -147,8 +147,8 @@ public final class Coordinator: Service, Sendable {
         let counts = try? await loop.run { _ in
             let engine = engine.value.engine
             return [
-                "malformed": engine.malformedCount, "refused": engine.refusedCount, "strangers": engine.strangerCount,
-                "quarantined": engine.quarantinedPeers,
+                "malformed": engine.policing.malformed, "refused": engine.policing.refused,
+                "strangers": engine.policing.strangers, "quarantined": engine.policing.quarantinedPeers,
             ]
         }
         try? await loop.run { _ in engine.value.flushLog() }

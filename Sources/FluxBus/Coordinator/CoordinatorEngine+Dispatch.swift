@@ -14,8 +14,7 @@ extension CoordinatorEngine {
         #endif
         if logFirst, log.hasUnflushedActions { flushLog() }
         guard !storageFailed, recovery == nil else { return }
-        while request == nil, let next = queue.pop() {
-            queuedActions -= next.actions.count
+        while flights.isIdle, let next = queue.pop() {
             start(next)
         }
     }
@@ -23,15 +22,13 @@ extension CoordinatorEngine {
     /// Publishes every action of the request, each with its plan. A batch's actions are all in flight at once:
     /// every worker still applies them one by one, in order, and a store still waits for its dependencies' outputs
     /// per action.
-    private func start(_ queued: QueuedDispatch) {
-        request = CurrentRequest(
-            requestID: queued.requestID,
-            requesters: queued.requesters + (queuedRequestIDs.removeValue(forKey: queued.requestID) ?? []),
-            isBatch: queued.isBatch, firstSequence: queued.batchFirst, count: queued.batchSize, startedAt: now)
+    private func start(_ queued: RequestQueue.Entry) {
+        flights.begin(CurrentRequest(
+            requestID: queued.requestID, requesters: queued.requesters, isBatch: queued.isBatch,
+            firstSequence: queued.batchFirst, count: queued.batchSize, startedAt: now))
         precondition(queued.sequence == lastSequence + 1, "the queue holds sequences in order")
         // One plan per action type, and the same live replicas for every action of the request.
         var plans: [String: (plan: [PlanStep], awaiting: [String: Set<String>])] = [:]
-        flights.reserveCapacity(queued.actions.count)
         for (offset, item) in queued.actions.enumerated() {
             let planned = plans[item.actionType] ?? plan(for: item.actionType)
             plans[item.actionType] = planned
@@ -46,7 +43,7 @@ extension CoordinatorEngine {
             publish(.action(action))
         }
         logger.trace("dispatch started", metadata: ["seq": "\(queued.sequence)", "actions": "\(queued.actions.count)"])
-        for index in flights.indices {
+        for index in flights.openIndices {
             for step in flights[index].plan where flights[index].awaiting[step.store]!.isEmpty {
                 settle(step.store, at: index)
             }
@@ -66,13 +63,6 @@ extension CoordinatorEngine {
         return (plan, awaiting)
     }
 
-    /// The position in ``flights`` of a sequence that is in flight and not complete.
-    func flightIndex(of sequence: UInt64) -> Int? {
-        guard let first = flights.first?.sequence, sequence >= first else { return nil }
-        let index = Int(sequence - first)
-        return index >= completedFlights && index < flights.count ? index : nil
-    }
-
     func receiveAck(_ ack: Message.Ack, routingID: [UInt8]) {
         guard let workerID = workerID(for: routingID) else {
             return sendStrangerGoodbye("unknown worker: send HELLO first", to: routingID)
@@ -80,7 +70,7 @@ extension CoordinatorEngine {
         for result in ack.results {
             membership.recordDigest(result.digest, store: result.store, sequence: ack.sequence, worker: workerID)
         }
-        guard ack.epoch == epoch, let index = flightIndex(of: ack.sequence) else {
+        guard ack.epoch == epoch, let index = flights.index(of: ack.sequence) else {
             // A late or repeated acknowledgement, or one for a replayed dispatch: it only tells us progress.
             if ack.epoch == epoch, ack.sequence <= lastCompleted { membership.recordApplied(ack.sequence, by: workerID) }
             return
@@ -129,24 +119,21 @@ extension CoordinatorEngine {
 
     /// Completes the dispatches at the head of the request, in order, and answers the request once all have.
     func completeIfDone() {
-        guard request != nil else { return }
         var lastOutcomes: [Outcome] = []
-        let before = completedFlights
-        while completedFlights < flights.count, flights[completedFlights].isComplete {
-            lastOutcomes = complete(flights[completedFlights])
-            completedFlights += 1
+        var progressed = false
+        while let flight = flights.takeCompletedHead() {
+            lastOutcomes = complete(flight)
+            progressed = true
         }
-        guard completedFlights > before else { return }
-        guard completedFlights == flights.count else {
+        guard progressed else { return }
+        guard flights.isRequestComplete else {
             // The next dispatch is the oldest in flight now: its deadline and re-sends count from here.
-                flights[completedFlights].deadline = now.advanced(by: configuration.ackTimeout)
-            flights[completedFlights].nextResend = now.advanced(by: configuration.firstResend)
+            let head = flights.head!
+            flights[head].deadline = now.advanced(by: configuration.ackTimeout)
+            flights[head].nextResend = now.advanced(by: configuration.firstResend)
             return
         }
-        answer(request!, lastOutcomes: lastOutcomes)
-        request = nil
-        flights.removeAll(keepingCapacity: flights.count <= 64)
-        completedFlights = 0
+        answer(flights.finish(), lastOutcomes: lastOutcomes)
     }
 
     /// Records one completed dispatch, publishes COMPLETED, and returns its outcomes.
@@ -172,8 +159,8 @@ extension CoordinatorEngine {
         log.complete(ReplayEntry(
             epoch: epoch, sequence: flight.sequence, actionType: flight.action.actionType, payload: flight.action.payload,
             error: flight.action.error, plan: flight.plan, outputs: flight.plan.map { flight.settled[$0.store]! }))
-        if request!.isBatch {
-            request!.failures += outcomes.filter { $0.status != .ok }.map { BatchFailure(sequence: flight.sequence, outcome: $0) }
+        if flights.request!.isBatch {
+            flights.recordFailures(outcomes.filter { $0.status != .ok }.map { BatchFailure(sequence: flight.sequence, outcome: $0) })
         }
         publish(.completed(completed))
         logger.debug("dispatch completed", metadata: [
@@ -216,8 +203,7 @@ extension CoordinatorEngine {
     /// Re-sends the oldest ACTION in flight to silent replicas, with doubling gaps, and writes off those still silent
     /// at its deadline, so that one stuck worker never stalls the bus.
     func checkInFlight(now: MonotonicTime) {
-        let head = completedFlights
-        guard head < flights.count else { return }
+        guard let head = flights.head else { return }
         if now >= flights[head].deadline {
             for worker in flights[head].silentWorkers.sorted() {
                 markLost(worker, reason: "missed the acknowledgement deadline for #\(flights[head].sequence)")
@@ -279,7 +265,7 @@ extension CoordinatorEngine {
         }
         return Message.Status(
             requestID: requestID, epoch: epoch, sequence: lastCompleted,
-            queueLength: UInt32(clamping: queuedActions + flights.count - completedFlights),
+            queueLength: UInt32(clamping: queue.actionCount + flights.inFlightCount),
             publishEndpoint: advertisedPublishEndpoint, workers: workers, stores: stores,
             logPath: log.path ?? "", logSync: log.directory == nil ? "memory" : log.sync.rawValue,
             logOldest: log.oldestRetained, logLast: lastLogged, retain: UInt64(configuration.retain))

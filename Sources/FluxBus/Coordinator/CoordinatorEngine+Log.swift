@@ -79,27 +79,21 @@ extension CoordinatorEngine {
     /// Once the log holds a quarter more than it must retain, asks one live replica of every known store for its
     /// state; when they have answered (or the round times out), drops what every store's snapshot covers.
     func compactIfDue(now: MonotonicTime) {
-        if let ends = snapshotRoundEnds {
-            if snapshotQueries.isEmpty || now >= ends { finishSnapshotRound(now: now) }
+        if snapshotRounds.isUnderWay {
+            if snapshotRounds.endIfOver(at: now) { compact() }
             return
         }
-        let retain = UInt64(configuration.retain)
-        guard now >= nextSnapshotRound, recovery == nil, lastCompleted >= log.oldestRetained,
-            lastCompleted - log.oldestRetained + 1 > retain + max(retain / 4, 1)
+        guard recovery == nil, snapshotRounds.isDue(at: now, lastCompleted: lastCompleted, oldestRetained: log.oldestRetained)
         else { return }
-        for store in log.knownStores {
-            guard let replica = membership.liveReplicas(of: store).first else { continue }
-            nextQueryNumber += 1
-            let queryID = "snapshot-\(nextQueryNumber)"
-            snapshotQueries[queryID] = store
-            send(.stateRequest(.init(requestID: queryID, store: store)), toWorker: replica)
+        let replicas = log.knownStores.compactMap { store in membership.liveReplicas(of: store).first.map { (store, $0) } }
+        for query in snapshotRounds.begin(asking: replicas, until: now.advanced(by: configuration.ackTimeout)) {
+            send(.stateRequest(.init(requestID: query.queryID, store: query.store)), toWorker: query.worker)
         }
-        snapshotRoundEnds = now.advanced(by: configuration.ackTimeout)
     }
 
     /// Keeps a replica's answer to a snapshot request, if it is sound and completed history.
     func receiveSnapshot(_ state: Message.State, routingID: [UInt8]) {
-        guard let store = snapshotQueries.removeValue(forKey: state.requestID) else { return }
+        guard let store = snapshotRounds.answer(state.requestID) else { return }
         guard state.store == store, let worker = workerByRoutingID[routingID], membership.workers[worker]?.hosts(store) == true,
             StateDigest.fnv1a64(state.state) == state.digest
         else {
@@ -110,14 +104,10 @@ extension CoordinatorEngine {
         log.saveSnapshot(.init(store: store, sequence: state.sequence, digest: state.digest, state: state.state, worker: worker))
     }
 
-    private func finishSnapshotRound(now: MonotonicTime) {
-        snapshotQueries.removeAll()
-        snapshotRoundEnds = nil
-        nextSnapshotRound = now.advanced(by: .seconds(1))
-        let retain = UInt64(configuration.retain)
-        guard lastCompleted > retain else { return }
-        let covered = log.knownStores.map { log.snapshots[$0]?.sequence ?? 0 }.min() ?? 0
-        let through = min(covered, lastCompleted - retain)
+    /// Drops what every store's snapshot covers, keeping the retained entries.
+    private func compact() {
+        let snapshotSequences = log.knownStores.map { log.snapshots[$0]?.sequence ?? 0 }
+        guard let through = snapshotRounds.cutoff(lastCompleted: lastCompleted, snapshotSequences: snapshotSequences) else { return }
         guard through >= log.oldestRetained else {
             let missing = log.knownStores.filter { (log.snapshots[$0]?.sequence ?? 0) < log.oldestRetained }
             logger.notice("the log cannot be compacted yet: stores without a recent snapshot (no live replica?)",

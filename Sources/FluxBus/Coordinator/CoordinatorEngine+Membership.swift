@@ -72,12 +72,10 @@ extension CoordinatorEngine {
     }
 
     func refuse(_ hello: Message.Hello, code: Message.Reject.Code, reason: String, to routingID: [UInt8]) {
-        refusedCount += 1
         // At most one line per second, with the running count, so a flood of HELLOs cannot flood the log.
-        if refusalLoggedAt.map({ now - $0 >= .seconds(1) }) ?? true {
-            refusalLoggedAt = now
+        if policing.countRefusal(at: now) {
             logger.warning("refused worker", metadata: [
-                "worker": "\(hello.workerID)", "code": "\(code)", "reason": "\(reason)", "refusedTotal": "\(refusedCount)",
+                "worker": "\(hello.workerID)", "code": "\(code)", "reason": "\(reason)", "refusedTotal": "\(policing.refused)",
             ])
         }
         send(.reject(.init(code: code, reason: reason)), to: routingID)
@@ -88,7 +86,7 @@ extension CoordinatorEngine {
 
     /// Tells a peer that is not a member to join first.
     func sendStrangerGoodbye(_ reason: String, to routingID: [UInt8]) {
-        strangerCount += 1
+        policing.countStranger()
         send(.goodbye(.init(reason: reason)), to: routingID)
     }
 
@@ -131,7 +129,7 @@ extension CoordinatorEngine {
     /// Takes a worker's replicas out of the live set; the dispatch in flight stops waiting for them.
     func releaseReplicas(of workerID: String, as state: WorkerState, reason: String) {
         membership.setState(state, of: workerID)
-        for index in flights.indices.dropFirst(completedFlights) {
+        for index in flights.openIndices {
             var emptied: [String] = []
             for (store, workers) in flights[index].awaiting where workers.contains(workerID) {
                 flights[index].awaiting[store]!.remove(workerID)

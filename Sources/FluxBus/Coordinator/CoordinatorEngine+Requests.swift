@@ -41,17 +41,11 @@ extension CoordinatorEngine {
                 return send(answer, to: routingID)
             }
             // A retry joins the request in hand; a few retries are answered each, more add nothing.
-            if request?.requestID == requestID {
-                if request!.requesters.count < Self.requestersPerRequest { request!.requesters.append(requester) }
-                return
-            }
-            if let waiting = queuedRequestIDs[requestID] {
-                if waiting.count < Self.requestersPerRequest { queuedRequestIDs[requestID]!.append(requester) }
-                return
-            }
+            if flights.addRequester(requester, maximum: Self.requestersPerRequest) { return }
+            if queue.addRetry(requester, maximum: Self.requestersPerRequest) { return }
         }
-        guard queuedActions + actions.count <= configuration.queueLimit else {
-            return refuse(.busy, "the bus is busy: \(queuedActions) actions are queued (limit \(configuration.queueLimit)); retry later")
+        guard queue.hasRoom(for: actions.count) else {
+            return refuse(.busy, "the bus is busy: \(queue.actionCount) actions are queued (limit \(queue.limit)); retry later")
         }
         let first = lastLogged + 1
         let origin = origin(of: routingID)
@@ -61,11 +55,9 @@ extension CoordinatorEngine {
                 sequence: lastLogged, epoch: epoch, action: action, origin: origin, requestID: requestID,
                 batch: isBatch ? (first, actions.count) : nil)
         }
-        queue.push(QueuedDispatch(
+        queue.push(RequestQueue.Entry(
             sequence: first, requesters: [requester], requestID: requestID, actions: actions, isBatch: isBatch,
             batchFirst: first, batchSize: actions.count))
-        queuedActions += actions.count
-        if !requestID.isEmpty { queuedRequestIDs[requestID] = [] }
     }
 
     /// The result of a completed request, from memory if the log has not been flushed since, else from the log.
@@ -96,21 +88,18 @@ extension CoordinatorEngine {
                                      message: "store `\(request.store)` has no live replica; start a worker that hosts it")),
                         to: routingID)
         }
-        nextQueryNumber += 1
-        let queryID = "q\(nextQueryNumber)"
-        stateQueries[queryID] = StateQuery(
-            requester: Requester(routingID: routingID, requestID: request.requestID),
-            deadline: now.advanced(by: configuration.ackTimeout))
+        let queryID = stateQueries.open(
+            for: Requester(routingID: routingID, requestID: request.requestID), until: now.advanced(by: configuration.ackTimeout))
         send(.stateRequest(.init(requestID: queryID, store: request.store)), toWorker: replica)
     }
 
     func forwardState(_ state: Message.State, routingID: [UInt8]) {
-        guard workerByRoutingID[routingID] != nil, let query = stateQueries.removeValue(forKey: state.requestID) else {
+        guard workerByRoutingID[routingID] != nil, let requester = stateQueries.close(state.requestID) else {
             return dropMalformed("STATE for no pending request", from: routingID)
         }
         var reply = state
-        reply.requestID = query.requester.requestID
-        send(.state(reply), to: query.requester.routingID)
+        reply.requestID = requester.requestID
+        send(.state(reply), to: requester.routingID)
     }
 
     func serveFetch(_ request: Message.Fetch, routingID: [UInt8]) {
@@ -154,11 +143,9 @@ extension CoordinatorEngine {
             from = last + 1
         }
         // Dispatches in flight are not history yet: send their ACTIONs again, directly.
-        if let first = flights.dropFirst(completedFlights).first?.sequence, let last = flights.last?.sequence,
-            fetch.from <= last, fetch.to >= first
-        {
-            for sequence in max(fetch.from, first)...min(fetch.to, last) {
-                if let index = flightIndex(of: sequence) { resendInFlight(index, to: routingID) }
+        if let open = flights.openSequences, fetch.from <= open.upperBound, fetch.to >= open.lowerBound {
+            for sequence in max(fetch.from, open.lowerBound)...min(fetch.to, open.upperBound) {
+                if let index = flights.index(of: sequence) { resendInFlight(index, to: routingID) }
             }
         }
     }

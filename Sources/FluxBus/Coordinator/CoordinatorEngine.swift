@@ -9,25 +9,6 @@ import Logging
 /// It reads no clock and owns no socket. Its log is a ``LogStorage`` port: SQLite in the ``Coordinator`` shell, a
 /// simulated disk in the simulation tests. The shell runs it on one thread, one input to the end before the next.
 final class CoordinatorEngine {
-    /// A DISPATCH or DISPATCH_BATCH waiting its turn, its actions already logged.
-    struct QueuedDispatch {
-        /// The first action's sequence, given when the request was accepted and logged, so the log holds the order
-        /// before anything runs.
-        let sequence: UInt64
-        var requesters: [Requester]
-        let requestID: String
-        let actions: [BatchAction]
-        let isBatch: Bool
-        /// The batch as accepted; after a restart, `actions` may be only the part that had not completed.
-        let batchFirst: UInt64
-        let batchSize: Int
-    }
-
-    struct StateQuery {
-        let requester: Requester
-        let deadline: MonotonicTime
-    }
-
     let configuration: CoordinatorConfiguration
     let epoch: UInt64
     let advertisedPublishEndpoint: String
@@ -38,16 +19,10 @@ final class CoordinatorEngine {
 
     var membership: Membership
     var workerByRoutingID: [[UInt8]: String] = [:]
-    var queue = FIFO<QueuedDispatch>()
-    /// The request ids waiting in the queue, with the requesters that sent the same id again meanwhile: a lookup
-    /// instead of a scan of the queue for every DISPATCH.
-    var queuedRequestIDs: [String: [Requester]] = [:]
-    /// The request in flight, its dispatches (a batch has several), and how many of those completed, in order.
-    var request: CurrentRequest?
-    var flights: [InFlightDispatch] = []
-    var completedFlights = 0
-    /// Actions waiting in ``queue``: the queue limit counts actions, so that batches cannot grow it unbounded.
-    var queuedActions = 0
+    /// The requests waiting behind the one in flight.
+    var queue: RequestQueue
+    /// The request in flight and its dispatches.
+    var flights = FlightTable()
     /// The last sequence logged, the last published, and the last completed.
     var lastLogged: UInt64
     var lastSequence: UInt64
@@ -59,9 +34,7 @@ final class CoordinatorEngine {
     /// waits for them.
     var recovery: (stores: Set<String>, until: MonotonicTime)?
     /// The snapshot round under way: query id → store, and when it gives up.
-    var snapshotQueries: [String: String] = [:]
-    var snapshotRoundEnds: MonotonicTime?
-    var nextSnapshotRound: MonotonicTime
+    var snapshotRounds: SnapshotRounds
     /// Set when the log cannot be written; the shell then stops the coordinator.
     var storageFailed = false
     #if DEBUG
@@ -72,8 +45,7 @@ final class CoordinatorEngine {
     private(set) var now: MonotonicTime
     /// Effects produced since the shell last took them, besides the messages in ``outbox``.
     private var pendingEffects: [CoordinatorEffect] = []
-    var stateQueries: [String: StateQuery] = [:]
-    var nextQueryNumber = 0
+    var stateQueries = StateQueries()
     /// Where a message goes: the PUB stream, or one peer on the ROUTER.
     enum Destination: Hashable {
         case stream
@@ -83,25 +55,8 @@ final class CoordinatorEngine {
     var outbox = Outbox<Destination>()
     var lastPublishAt: MonotonicTime
     var isShuttingDown = false
-    /// Messages that failed to decode or made no sense from their sender (or came from a quarantined peer):
-    /// counted, logged, dropped.
-    var malformedCount = 0
-    /// HELLOs refused, for any reason.
-    var refusedCount = 0
-    /// Messages from peers that are not members, answered with GOODBYE.
-    var strangerCount = 0
-    var refusalLoggedAt: MonotonicTime?
-    var malformedLoggedAt: MonotonicTime?
-    /// Peers that sent too many malformed messages, until when everything they send is dropped unread.
-    var quarantinedUntil: [[UInt8]: MonotonicTime] = [:]
-    /// Malformed messages per peer in the current one-second window.
-    var malformedThisSecond: [[UInt8]: Int] = [:]
-    var malformedWindowStart: MonotonicTime
-    var quarantinedPeers = 0
-    /// When each peer last got a version-mismatch REJECT, so two mismatched peers cannot flood each other.
-    var versionRejects: [[UInt8]: MonotonicTime] = [:]
-    /// When ``versionRejects`` and ``quarantinedUntil`` were last cleared of records that no longer matter.
-    var peerRecordsPrunedAt: MonotonicTime
+    /// Malformed input, refusals, strangers and quarantine.
+    var policing: PeerPolicing
 
     /// - Parameters:
     ///   - recovered: what `log` held when it was opened.
@@ -114,16 +69,18 @@ final class CoordinatorEngine {
         self.configuration = configuration
         self.epoch = epoch
         self.now = now
-        nextSnapshotRound = now
+        snapshotRounds = SnapshotRounds(retain: configuration.retain, now: now)
         lastPublishAt = now
-        malformedWindowStart = now
-        peerRecordsPrunedAt = now
+        policing = PeerPolicing(
+            maxMalformedPerSecond: configuration.maxMalformedPerSecond, quarantine: configuration.quarantine,
+            rejectInterval: configuration.heartbeatInterval * configuration.livenessIntervals, now: now)
         self.advertisedPublishEndpoint = advertisedPublishEndpoint
         self.logger = logger
         self.logger[metadataKey: "epoch"] = "\(epoch)"
         self.codec = Codec(limits: configuration.limits)
         self.membership = Membership(topology: configuration.topology)
         self.log = log
+        queue = RequestQueue(limit: configuration.queueLimit)
         outbox.hold()
         lastLogged = recovered.lastSequence
         lastSequence = recovered.lastCompleted
@@ -131,12 +88,10 @@ final class CoordinatorEngine {
         // Actions logged and not completed run again, in order, under this epoch and with their sequences. A worker
         // that applied one before the restart acknowledges it again without applying it.
         for pending in recovered.pending {
-            queue.push(QueuedDispatch(
+            queue.push(RequestQueue.Entry(
                 sequence: pending.sequence, requesters: [], requestID: pending.requestID, actions: pending.actions,
                 isBatch: pending.batchSize > 0, batchFirst: pending.batchFirst ?? pending.sequence,
                 batchSize: max(pending.batchSize, 1)))
-            queuedActions += pending.actions.count
-            if !pending.requestID.isEmpty { queuedRequestIDs[pending.requestID] = [] }
         }
         if !recovered.stores.isEmpty {
             recovery = (Set(recovered.stores), now.advanced(by: configuration.recoveryGrace))
@@ -179,19 +134,12 @@ final class CoordinatorEngine {
     func handle(_ frames: [[UInt8]], userID: String? = nil) {
         guard frames.count >= 2 else { return dropMalformed("a message with no routing id", from: nil) }
         let routingID = frames[0]
-        if let until = quarantinedUntil[routingID] {
-            if now < until {
-                malformedCount += 1
-                return
-            }
-            quarantinedUntil[routingID] = nil
-        }
+        if policing.isQuarantined(routingID, at: now) { return }
         let messages: [Message]
         do {
             messages = try codec.decodeAll(Array(frames.dropFirst()))
         } catch {
-            if let version = error.foundVersion, versionRejects[routingID].map({ now - $0 >= deadline }) ?? true {
-                versionRejects[routingID] = now
+            if let version = error.foundVersion, policing.answersVersionMismatch(from: routingID, at: now) {
                 send(.reject(.init(code: .versionMismatch, reason:
                     "this coordinator speaks FluxBus protocol version \(Codec.version), not \(version); "
                     + "upgrade the peer or the coordinator so both speak the same version")), to: routingID)
@@ -231,14 +179,13 @@ final class CoordinatorEngine {
         case .statusRequest(let request): send(.status(status(requestID: request.requestID)), to: routingID)
         case .graphRequest(let request): send(.graph(graph(requestID: request.requestID)), to: routingID)
         case .stateRequest(let request): forwardStateRequest(request, routingID: routingID, now: now)
-        case .state(let state) where snapshotQueries[state.requestID] != nil: receiveSnapshot(state, routingID: routingID)
+        case .state(let state) where snapshotRounds.awaits(state.requestID): receiveSnapshot(state, routingID: routingID)
         case .state(let state): forwardState(state, routingID: routingID)
-        case .error(let error) where workerByRoutingID[routingID] != nil && snapshotQueries[error.requestID] != nil:
-            snapshotQueries[error.requestID] = nil
-        case .error(let error) where workerByRoutingID[routingID] != nil && stateQueries[error.requestID] != nil:
-            let query = stateQueries.removeValue(forKey: error.requestID)!
-            send(.error(.init(requestID: query.requester.requestID, code: error.code, message: error.message)),
-                 to: query.requester.routingID)
+        case .error(let error) where workerByRoutingID[routingID] != nil && snapshotRounds.awaits(error.requestID):
+            _ = snapshotRounds.answer(error.requestID)
+        case .error(let error) where workerByRoutingID[routingID] != nil && stateQueries.awaits(error.requestID):
+            let requester = stateQueries.close(error.requestID)!
+            send(.error(.init(requestID: requester.requestID, code: error.code, message: error.message)), to: requester.routingID)
         case .bundle:
             dropMalformed("a BUNDLE inside a BUNDLE", from: routingID)  // decodeAll refuses these first
         case .welcome, .reject, .action, .release, .replay, .snapshot, .result, .error, .status, .graph, .completed, .batchResult:
@@ -289,14 +236,13 @@ final class CoordinatorEngine {
             }
         }
         checkInFlight(now: now)
-        prunePeerRecords(now: now)
+        policing.prune(at: now)
         checkRecovery(now: now)
         compactIfDue(now: now)
-        for (id, query) in stateQueries where query.deadline <= now {
-            stateQueries[id] = nil
-            send(.error(.init(requestID: query.requester.requestID, code: .timeout,
+        for requester in stateQueries.expire(at: now) {
+            send(.error(.init(requestID: requester.requestID, code: .timeout,
                               message: "the replica did not answer the state request in time; try again")),
-                 to: query.requester.routingID)
+                 to: requester.routingID)
         }
         flushLog()
         log.syncIfBatched()
@@ -306,5 +252,5 @@ final class CoordinatorEngine {
     // MARK: - Shutdown
 
     /// Whether nothing is in flight or queued.
-    var isIdle: Bool { request == nil && queue.isEmpty }
+    var isIdle: Bool { flights.isIdle && queue.isEmpty }
 }

@@ -1,0 +1,77 @@
+import FluxBusProtocol
+
+/// The request in flight and its dispatches: one for a DISPATCH, several for a DISPATCH_BATCH, all published at
+/// once and completed strictly in sequence order. The next request starts only when this one has answered.
+struct FlightTable {
+    private(set) var request: CurrentRequest?
+    private var flights: [InFlightDispatch] = []
+    /// How many of ``flights``, from the first, have completed.
+    private var completed = 0
+
+    var isIdle: Bool { request == nil }
+    /// Dispatches published and not completed.
+    var inFlightCount: Int { flights.count - completed }
+    /// Positions of the dispatches not completed, oldest first.
+    var openIndices: Range<Int> { completed..<flights.count }
+    /// The oldest dispatch not completed: the only one with a deadline and re-sends, since workers apply in order.
+    var head: Int? { completed < flights.count ? completed : nil }
+    /// The sequences in flight and not completed.
+    var openSequences: ClosedRange<UInt64>? {
+        guard let head, let last = flights.last?.sequence else { return nil }
+        return flights[head].sequence...last
+    }
+
+    subscript(index: Int) -> InFlightDispatch {
+        get { flights[index] }
+        _modify { yield &flights[index] }
+    }
+
+    /// Starts a request; its dispatches follow with ``append(_:)``.
+    mutating func begin(_ request: CurrentRequest) {
+        precondition(self.request == nil, "one request at a time")
+        self.request = request
+        flights.reserveCapacity(request.count)
+    }
+
+    mutating func append(_ flight: InFlightDispatch) { flights.append(flight) }
+
+    /// The position of a sequence that is in flight and not complete.
+    func index(of sequence: UInt64) -> Int? {
+        guard let first = flights.first?.sequence, sequence >= first else { return nil }
+        let index = Int(sequence - first)
+        return index >= completed && index < flights.count ? index : nil
+    }
+
+    /// A retry of the request in flight joins it, up to `maximum` requesters; false when it is another request.
+    mutating func addRequester(_ requester: Requester, maximum: Int) -> Bool {
+        guard request?.requestID == requester.requestID else { return false }
+        if request!.requesters.count < maximum { request!.requesters.append(requester) }
+        return true
+    }
+
+    /// Takes the oldest dispatch if every store in it has settled; dispatches complete in sequence order only.
+    mutating func takeCompletedHead() -> InFlightDispatch? {
+        guard let head, flights[head].isComplete else { return nil }
+        completed += 1
+        return flights[head]
+    }
+
+    /// Whether every dispatch of the request has completed.
+    var isRequestComplete: Bool { request != nil && completed == flights.count }
+
+    /// Adds a batch's outcomes that were not ok, for its BATCH_RESULT.
+    mutating func recordFailures(_ failures: [BatchFailure]) {
+        request?.failures += failures
+    }
+
+    /// Ends the request once all its dispatches completed, and returns it for the answer.
+    mutating func finish() -> CurrentRequest {
+        precondition(isRequestComplete, "a request ends when all its dispatches have completed")
+        defer {
+            request = nil
+            flights.removeAll(keepingCapacity: flights.count <= 64)
+            completed = 0
+        }
+        return request!
+    }
+}

@@ -1,0 +1,59 @@
+/// When the coordinator asks replicas for their stores' states so that it can compact its log, which answers it
+/// still awaits, and how far the log may then be cut.
+///
+/// A round starts once the log holds a quarter more than it must retain; it asks one live replica per known store,
+/// and ends when every answer came or its deadline passed. The next round waits a second after that.
+struct SnapshotRounds {
+    /// At least this many completed entries stay in the log.
+    let retain: UInt64
+    /// Query id → the store asked for.
+    private var awaiting: [String: String] = [:]
+    private var roundEndsAt: MonotonicTime?
+    private var nextRoundAt: MonotonicTime
+    private var issued = 0
+
+    init(retain: Int, now: MonotonicTime) {
+        self.retain = UInt64(retain)
+        nextRoundAt = now
+    }
+
+    var isUnderWay: Bool { roundEndsAt != nil }
+
+    /// Whether a round should start: none under way or resting, and the log past its retention by a quarter.
+    func isDue(at now: MonotonicTime, lastCompleted: UInt64, oldestRetained: UInt64) -> Bool {
+        guard roundEndsAt == nil, now >= nextRoundAt, lastCompleted >= oldestRetained else { return false }
+        return lastCompleted - oldestRetained + 1 > retain + max(retain / 4, 1)
+    }
+
+    /// Starts a round that asks each `(store, worker)`, ending at `deadline`; returns the query id for each.
+    mutating func begin(asking replicas: [(store: String, worker: String)], until deadline: MonotonicTime) -> [(queryID: String, store: String, worker: String)] {
+        roundEndsAt = deadline
+        return replicas.map { replica in
+            issued += 1
+            let queryID = "snapshot-\(issued)"
+            awaiting[queryID] = replica.store
+            return (queryID, replica.store, replica.worker)
+        }
+    }
+
+    func awaits(_ queryID: String) -> Bool { awaiting[queryID] != nil }
+
+    /// Takes an answer (a STATE, or an ERROR for it): the store it was for, if it was awaited.
+    mutating func answer(_ queryID: String) -> String? { awaiting.removeValue(forKey: queryID) }
+
+    /// Ends the round under way once every answer came or its deadline passed; true when it ended now.
+    mutating func endIfOver(at now: MonotonicTime) -> Bool {
+        guard let ends = roundEndsAt, awaiting.isEmpty || now >= ends else { return false }
+        awaiting.removeAll()
+        roundEndsAt = nil
+        nextRoundAt = now.advanced(by: .seconds(1))
+        return true
+    }
+
+    /// How far the log may be dropped: through the oldest of the stores' snapshots, keeping `retain` entries; nil
+    /// when fewer than `retain` entries completed.
+    func cutoff(lastCompleted: UInt64, snapshotSequences: [UInt64]) -> UInt64? {
+        guard lastCompleted > retain else { return nil }
+        return min(snapshotSequences.min() ?? 0, lastCompleted - retain)
+    }
+}
