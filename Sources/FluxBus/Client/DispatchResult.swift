@@ -1,3 +1,4 @@
+import Flux
 import FluxBusProtocol
 
 /// The outcome of one dispatch on the bus: its sequence, what every replica of every store did, and how long it
@@ -34,12 +35,9 @@ public struct DispatchResult: Sendable, Hashable {
         for outcome in outcomes where !names.contains(outcome.store) { names.append(outcome.store) }
         return names.map { name in
             let replicas = outcomes.filter { $0.store == name }
-            let failed = replicas.first { $0.status == .failed }
-            let skipped = replicas.first { $0.status == .skipped }
+            let merged = DependencyExecution.Settlement.merging(replicas.map { .init($0.status, message: $0.message) })
             let ok = replicas.filter { $0.status == .ok }.count
-            let status: OutcomeStatus = failed != nil ? .failed : skipped != nil ? .skipped : ok > 0 ? .ok : .lost
-            let error = (failed ?? skipped ?? (ok == 0 ? replicas.first : nil))?.message
-            return StoreSummary(name: name, status: status, replicas: ok, error: error)
+            return StoreSummary(name: name, status: merged?.status ?? .lost, replicas: ok, error: merged?.message)
         }
     }
 

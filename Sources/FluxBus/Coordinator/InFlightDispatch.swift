@@ -1,3 +1,4 @@
+import Flux
 import FluxBusProtocol
 
 /// Who asked for a dispatch and wants its result.
@@ -54,19 +55,17 @@ struct InFlightDispatch {
     var silentWorkers: Set<String> { awaiting.values.reduce(into: Set()) { $0.formUnion($1) } }
 
     /// The outcome of a store once all its replicas have answered: failed if any failed, skipped if any skipped,
-    /// lost if none answered; the output comes from the first replica that succeeded.
+    /// ok if any succeeded (the output comes from the first that did), lost if none answered. The rule is
+    /// `DependencyExecution.Settlement.merging`, the one clients' summaries use too.
     static func settle(_ store: String, results: [(worker: String, result: StoreResult)], lostReason: String) -> StoreOutput {
-        let statuses = results.map(\.result.status)
-        if let failed = results.first(where: { $0.result.status == .failed }) {
-            return StoreOutput(store: store, status: .failed, message: failed.result.message)
-        }
-        if let skipped = results.first(where: { $0.result.status == .skipped }) {
-            return StoreOutput(store: store, status: .skipped, message: skipped.result.message)
-        }
-        guard statuses.contains(.ok) else {
+        let merged = DependencyExecution.Settlement.merging(results.map { .init($0.result.status, message: $0.result.message) })
+        switch merged {
+        case .ok?:
+            return StoreOutput(store: store, status: .ok, output: results.first { $0.result.status == .ok }?.result.output)
+        case .failed(let message)?, .skipped(let message)?:
+            return StoreOutput(store: store, status: merged!.status, message: message)
+        case .lost?, nil:
             return StoreOutput(store: store, status: .lost, message: lostReason)
         }
-        let output = results.first { $0.result.status == .ok }?.result.output
-        return StoreOutput(store: store, status: .ok, output: output)
     }
 }
