@@ -17,7 +17,7 @@ struct CheckpointTests {
     }
 
     static func worker(_ id: String, on bus: TestBus, directory: String, stores: [HostedStore] = [HostedStore(CounterStore.self)]) -> Worker {
-        var configuration = WorkerConfiguration(id: id, coordinator: bus.control, stores: stores, heartbeatInterval: .milliseconds(100))
+        var configuration = WorkerConfiguration(id: id, coordinator: bus.control, stores: stores, heartbeatInterval: TestBus.heartbeat)
         configuration.dataDirectory = directory
         configuration.checkpointInterval = .milliseconds(50)
         return Worker(configuration: configuration, context: bus.context, logger: TestBus.logger("worker.\(id)"))

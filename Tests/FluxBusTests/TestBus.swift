@@ -19,12 +19,16 @@ final class TestBus: Sendable {
         return logger
     }
 
+    /// Heartbeats in the test buses: short enough that a lost worker is written off within a second, long enough
+    /// that a busy machine running the whole suite does not write off a live one (100 ms, a 400 ms deadline, did).
+    static let heartbeat = Duration.milliseconds(250)
+
     init(configure: (inout CoordinatorConfiguration) -> Void = { _ in }) async throws {
         context = try ZMQContext()
         let name = UUID().uuidString
         var configuration = CoordinatorConfiguration(
             controlEndpoint: "inproc://control-\(name)", publishEndpoint: "inproc://publish-\(name)",
-            heartbeatInterval: .milliseconds(100))
+            heartbeatInterval: Self.heartbeat)
         configure(&configuration)
         coordinator = Coordinator(configuration: configuration, context: context, logger: Self.logger("coordinator"))
         control = configuration.controlEndpoint
@@ -37,7 +41,7 @@ final class TestBus: Sendable {
     @discardableResult
     func startWorker(_ id: String, _ stores: [HostedStore]) -> (worker: Worker, task: Task<Void, any Error>) {
         let worker = Worker(
-            configuration: .init(id: id, coordinator: control, stores: stores, heartbeatInterval: .milliseconds(100)),
+            configuration: .init(id: id, coordinator: control, stores: stores, heartbeatInterval: Self.heartbeat),
             context: context, logger: Self.logger("worker.\(id)"))
         let task = Task { try await worker.run() }
         tasks.withLock { $0.append(task) }
