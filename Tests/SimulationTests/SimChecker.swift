@@ -22,8 +22,11 @@ final class SimChecker {
     private var planned: [UInt64: Set<String>] = [:]
     private var sequenceOfAction: [UInt32: UInt64] = [:]
     private var actionOfPayload: [[UInt8]: UInt32] = [:]
-    /// Results clients received: sequence → action id.
+    /// Results clients received: sequence → action id; and each answered request's result.
     private(set) var acknowledged: [UInt64: UInt32] = [:]
+    private(set) var answers: [String: (sequence: UInt64, outcomes: [Outcome])] = [:]
+    /// Sequence → the epochs it was published under: more than one when a restarted coordinator dispatched it again.
+    private(set) var publishedEpochs: [UInt64: Set<UInt64>] = [:]
     private var nextActionID: UInt32 = 0
     private(set) var requests = 0
     private var trace: [() -> String] = []
@@ -80,6 +83,7 @@ final class SimChecker {
         }
         order[action.sequence] = id
         sequenceOfAction[id] = action.sequence
+        publishedEpochs[action.sequence, default: []].insert(action.epoch)
         planned[action.sequence] = Set(action.plan.map(\.store))
     }
 
@@ -88,6 +92,7 @@ final class SimChecker {
             return fail("client was told request \(request.requestID) is #\(sequence), but #\(sequence) is action \(order[sequence].map(String.init) ?? "none")")
         }
         acknowledged[sequence] = request.actionID
+        answers[request.requestID] = (sequence, outcomes)
         // Outcomes tell the truth: the ledger refuses some ids on every replica, and accepts the rest.
         for outcome in outcomes where outcome.store == SimLedger.name && (outcome.status == .ok || outcome.status == .failed) {
             if (outcome.status == .failed) != Sim.ledgerRefuses(request.actionID) {

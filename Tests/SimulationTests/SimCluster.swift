@@ -58,10 +58,14 @@ final class SimCluster {
     /// Whether faults are still injected; ``quiesce()`` ends them.
     private(set) var faultsOn = true
     let mutation: PlantedBug?
+    /// Workers kept down on purpose by a scenario: no fault or ``quiesce()`` restarts them.
+    var retired: Set<Int> = []
+    /// A scenario's trigger: called with what reaches the coordinator; true crashes it instead of delivering.
+    var crashesCoordinatorOn: ((SimCluster, [Message]) -> Bool)?
 
     init(
         seed: UInt64, faults: FaultPlan? = nil, topology: SimTopology = .remoteDependents, actionsPerClient: Int = 40,
-        mutation: PlantedBug? = nil
+        mutation: PlantedBug? = nil, workersDown: Set<Int> = []
     ) {
         self.seed = seed
         self.mutation = mutation
@@ -77,7 +81,8 @@ final class SimCluster {
         clients = (0..<3).map { SimClient(index: $0, actions: actionsPerClient) }
         checker.cluster = self
         startCoordinator()
-        for index in workers.indices { startWorker(index, withCheckpoint: false) }
+        retired = workersDown
+        for index in workers.indices where !workersDown.contains(index) { startWorker(index, withCheckpoint: false) }
         for index in clients.indices { agenda.schedule(.clientWake(index), at: Int64(index) * 1_000 + 50_000) }
         agenda.schedule(.chaos, at: 100_000)
     }
@@ -110,11 +115,21 @@ final class SimCluster {
         for index in workers.indices {
             workers[index].partitioned = false
             workers[index].stalledUntil = min(workers[index].stalledUntil, now)
-            if workers[index].engine == nil { agenda.schedule(.workerRestart(index), at: now + 1_000) }
+            if workers[index].engine == nil, !retired.contains(index) { agenda.schedule(.workerRestart(index), at: now + 1_000) }
         }
     }
 
     var isQuiet: Bool { clients.allSatisfy(\.isDone) }
+
+    /// Runs until `condition` holds after a step, or until `limit` microseconds of simulated time; true if it held.
+    @discardableResult
+    func run(until limit: Int64, stoppingWhen condition: (SimCluster) -> Bool) -> Bool {
+        while now < limit, checker.violation == nil {
+            run(until: min(now + 10_000, limit))
+            if condition(self) { return true }
+        }
+        return condition(self)
+    }
 
     // MARK: - Events
 
@@ -122,6 +137,10 @@ final class SimCluster {
         switch event {
         case .toCoordinator(let frames, let link):
             guard let coordinator, linkIsUp(link) else { return }
+            if let trigger = crashesCoordinatorOn, trigger(self, (try? codec.decodeAll(Array(frames.dropFirst()))) ?? []) {
+                crashesCoordinatorOn = nil
+                return crashCoordinator()
+            }
             coordinator.handle(.message(frames, userID: nil), at: time)
             coordinator.handle(.burstEnd, at: time)
             perform(coordinator.takeEffects())
@@ -154,7 +173,7 @@ final class SimCluster {
             perform(engine.takeEffects(), worker: index)
             agenda.schedule(event, at: now + 1_000_000)
         case .workerRestart(let index):
-            if workers[index].engine == nil {
+            if workers[index].engine == nil, !retired.contains(index) {
                 startWorker(index, withCheckpoint: Double.random(in: 0..<1, using: &random) < faults.keepsCheckpoint)
             }
         case .subscriptionUp(let index, let incarnation):
@@ -224,7 +243,7 @@ final class SimCluster {
         workers[index].stalledUntil = 0
     }
 
-    private func crashCoordinator() {
+    func crashCoordinator() {
         checker.note("fault: crash the coordinator")
         coordinator = nil
         coordinatorIncarnation += 1
@@ -260,7 +279,7 @@ final class SimCluster {
         }
     }
 
-    private func startWorker(_ index: Int, withCheckpoint: Bool) {
+    func startWorker(_ index: Int, withCheckpoint: Bool) {
         var node = workers[index]
         node.incarnation += 1
         node.generation += 1

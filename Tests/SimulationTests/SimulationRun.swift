@@ -43,10 +43,10 @@ struct SimulationRun {
     }
 
     /// Every client got every answer, and every replica applied everything that completed.
-    private static func settled(_ cluster: SimCluster) -> Bool {
+    static func settled(_ cluster: SimCluster) -> Bool {
         guard cluster.isQuiet, let coordinator = cluster.coordinator, coordinator.isIdle else { return false }
-        return cluster.workers.allSatisfy { node in
-            node.engine.map { $0.phase == .live && $0.lastApplied == coordinator.lastCompleted } ?? false
+        return cluster.workers.indices.filter { !cluster.retired.contains($0) }.allSatisfy { index in
+            cluster.workers[index].engine.map { $0.phase == .live && $0.lastApplied == coordinator.lastCompleted } ?? false
         }
     }
 
