@@ -59,7 +59,7 @@ final class SimChecker {
 
     func requested(_ request: SimClient.Request) {
         requests += 1
-        actionOfPayload[request.payload] = request.actionID
+        for (payload, id) in zip(request.payloads, request.actionIDs) { actionOfPayload[payload] = id }
     }
 
     func coordinatorSent(_ message: Message) {
@@ -88,15 +88,38 @@ final class SimChecker {
     }
 
     func answered(_ request: SimClient.Request, sequence: UInt64, outcomes: [Outcome]) {
-        guard order[sequence] == request.actionID else {
+        let id = request.actionIDs[0]
+        guard order[sequence] == id else {
             return fail("client was told request \(request.requestID) is #\(sequence), but #\(sequence) is action \(order[sequence].map(String.init) ?? "none")")
         }
-        acknowledged[sequence] = request.actionID
+        acknowledged[sequence] = id
         answers[request.requestID] = (sequence, outcomes)
-        // Outcomes tell the truth: the ledger refuses some ids on every replica, and accepts the rest.
-        for outcome in outcomes where outcome.store == SimLedger.name && (outcome.status == .ok || outcome.status == .failed) {
-            if (outcome.status == .failed) != Sim.ledgerRefuses(request.actionID) {
-                fail("request \(request.requestID) was told the ledger \(outcome.status == .ok ? "accepted" : "refused") action \(request.actionID) on \(outcome.worker)")
+        checkLedgerOutcomes(outcomes.map { (sequence, $0) }, of: request)
+    }
+
+    /// A BATCH_RESULT: the batch's actions hold consecutive sequences from `sequence`, in the order sent, and its
+    /// failures tell the truth.
+    func answered(_ request: SimClient.Request, sequence: UInt64, count: Int, failures: [(UInt64, Outcome)]) {
+        guard count == request.actionIDs.count else {
+            return fail("batch \(request.requestID) of \(request.actionIDs.count) actions was answered for \(count)")
+        }
+        for (offset, id) in request.actionIDs.enumerated() {
+            let at = sequence + UInt64(offset)
+            guard order[at] == id else {
+                return fail("batch \(request.requestID) was told its action \(id) is #\(at), but #\(at) is action \(order[at].map(String.init) ?? "none")")
+            }
+            acknowledged[at] = id
+        }
+        answers[request.requestID] = (sequence, failures.map(\.1))
+        checkLedgerOutcomes(failures, of: request)
+    }
+
+    /// Outcomes tell the truth: the ledger refuses some ids on every replica, and accepts the rest.
+    private func checkLedgerOutcomes(_ outcomes: [(sequence: UInt64, outcome: Outcome)], of request: SimClient.Request) {
+        for (sequence, outcome) in outcomes where outcome.store == SimLedger.name && (outcome.status == .ok || outcome.status == .failed) {
+            guard let id = order[sequence] else { continue }
+            if (outcome.status == .failed) != Sim.ledgerRefuses(id) {
+                fail("request \(request.requestID) was told the ledger \(outcome.status == .ok ? "accepted" : "refused") action \(id) on \(outcome.worker)")
             }
         }
     }

@@ -5,11 +5,13 @@ import FluxBusProtocol
 /// A client of the simulated bus: it sends its actions one at a time, each under its own request id, and retries a
 /// request under the same id until it gets a result, as a careful client does.
 struct SimClient {
+    /// One request: a DISPATCH of one action, or a DISPATCH_BATCH of several.
     struct Request {
         let requestID: String
-        let actionID: UInt32
-        let payload: [UInt8]
+        let actionIDs: [UInt32]
+        let payloads: [[UInt8]]
         var sentAt: Int64
+        var isBatch: Bool { actionIDs.count > 1 }
     }
 
     let index: Int
@@ -30,10 +32,13 @@ struct SimClient {
         if let request, now - request.sentAt >= Self.retryAfter {
             send(request, at: now, cluster: cluster)
         } else if request == nil, remaining > 0 {
-            remaining -= 1
-            let actionID = cluster.checker.newActionID()
-            let payload = Array("{\"id\":\(actionID)}".utf8)
-            let request = Request(requestID: "c\(index)-\(actionID)", actionID: actionID, payload: payload, sentAt: now)
+            // One request in four is a batch of two to five actions.
+            let size = min(remaining, Int.random(in: 0..<4, using: &cluster.random) == 0 ? Int.random(in: 2...5, using: &cluster.random) : 1)
+            remaining -= size
+            let actionIDs = (0..<size).map { _ in cluster.checker.newActionID() }
+            let request = Request(
+                requestID: "c\(index)-\(actionIDs[0])", actionIDs: actionIDs,
+                payloads: actionIDs.map { Array("{\"id\":\($0)}".utf8) }, sentAt: now)
             cluster.checker.requested(request)
             send(request, at: now, cluster: cluster)
         }
@@ -44,14 +49,24 @@ struct SimClient {
         var request = request
         request.sentAt = now
         self.request = request
-        cluster.send(.dispatch(.init(requestID: request.requestID, actionType: Sim.append.name, payload: request.payload, error: nil)),
-                     from: self)
+        let message: Message = request.isBatch
+            ? .dispatchBatch(.init(requestID: request.requestID, actions: request.payloads.map {
+                BatchAction(actionType: Sim.append.name, payload: $0, error: nil)
+            }))
+            : .dispatch(.init(requestID: request.requestID, actionType: Sim.append.name, payload: request.payloads[0], error: nil))
+        cluster.send(message, from: self)
     }
 
     mutating func receive(_ message: Message, at now: Int64, cluster: SimCluster) {
         switch message {
         case .result(let result) where result.requestID == request?.requestID:
             cluster.checker.answered(request!, sequence: result.sequence, outcomes: result.outcomes)
+            request = nil
+            cluster.schedule(.clientWake(index), after: 1_000)
+        case .batchResult(let result) where result.requestID == request?.requestID:
+            cluster.checker.answered(
+                request!, sequence: result.firstSequence, count: Int(result.count),
+                failures: result.failures.map { ($0.sequence, $0.outcome) })
             request = nil
             cluster.schedule(.clientWake(index), after: 1_000)
         case .error(let error) where error.requestID == request?.requestID:

@@ -11,26 +11,45 @@ struct SimulationTests {
     static var seeds: [UInt64] {
         let environment = ProcessInfo.processInfo.environment
         if let one = environment["FLUXBUS_SIM_SEED"].flatMap(UInt64.init) { return [one] }
-        let count = environment["FLUXBUS_SIM_SEEDS"].flatMap(Int.init) ?? 160
+        let count = environment["FLUXBUS_SIM_SEEDS"].flatMap(Int.init) ?? 175
         let first = environment["FLUXBUS_SIM_FIRST_SEED"].flatMap(UInt64.init) ?? 1
         return Array(first..<first + UInt64(count))
     }
+
+    /// Seeds of the fixed set on which the simulator found replicas of a dependent diverging, the bug that
+    /// ``colocatedDependentDiverges()`` shows alone: a dependency settled as lost in one view of a dispatch and ok in
+    /// another (here: before and after a coordinator restart re-dispatched it, or around a replica written off). They
+    /// run, and must fail exactly so, until the outcomes issue fixes it; any other failure fails the test.
+    static let knownDivergentSeeds: Set<UInt64> = [42, 133]
 
     @Test("every invariant holds under swarm faults, seed after seed")
     func invariantsHold() {
         let started = ContinuousClock.now
         var steps = 0
         var failures: [String] = []
+        var known: [String] = []
         for seed in Self.seeds {
             let run = SimulationRun(seed: seed)
             steps += run.steps
-            if run.violation != nil { failures.append(run.report) }
+            guard let violation = run.violation else { continue }
+            if Self.knownDivergentSeeds.contains(seed), violation.hasPrefix("replicas of audit diverged") {
+                known.append(run.report)
+            } else {
+                failures.append(run.report)
+            }
         }
         let elapsed = (ContinuousClock.now - started).components
         let seconds = max(Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18, 0.001)
-        print("simulation: \(Self.seeds.count) seeds, \(steps) steps, \(Int(Double(steps) / seconds)) steps/s, \(failures.count) failed")
+        print("simulation: \(Self.seeds.count) seeds, \(steps) steps, \(Int(Double(steps) / seconds)) steps/s, \(failures.count) failed, \(known.count) known")
         #expect(failures.isEmpty, "\(failures.count) seeds failed:\n\(failures.joined(separator: "\n\n"))")
+        let expectedKnown = Self.knownDivergentSeeds.intersection(Self.seeds).count
+        if expectedKnown > 0 {
+            withKnownIssue("replicas of a dependent diverge when its dependency is settled as lost", isIntermittent: false) {
+                #expect(known.isEmpty, "\(known.map { $0.split(separator: "\n").prefix(2).joined(separator: "\n") }.joined(separator: "\n"))")
+            }
+        }
         if ProcessInfo.processInfo.environment["FLUXBUS_SIM_SEED"] == nil, ProcessInfo.processInfo.environment["FLUXBUS_SIM_SEEDS"] == nil {
+            #expect(known.count == expectedKnown, "the known divergent seeds diverge, and no others are counted so")
             #expect(steps >= 1_000_000, "the fixed set must run at least 1,000,000 simulated steps, ran \(steps)")
         }
     }
