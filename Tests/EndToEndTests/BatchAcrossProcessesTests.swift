@@ -104,4 +104,83 @@ struct BatchAcrossProcessesTests {
             #expect(order == order.sorted(), "#\(sequence) did not run country, city, price in that order")
         }
     }
+
+    /// `fluxbus dispatch --batch --request-id import` of 3,000 kv.set in batches of 250, and the coordinator
+    /// SIGKILLed in the middle, with a batch surely in flight (both replicas SIGSTOPped until the log holds an action
+    /// beyond the last completed one). The client gives up (exit 3). Restarted on the same data directory, the
+    /// coordinator dispatches the interrupted batch again; the same command, run again, gets every batch logged
+    /// before the kill under its original sequences, the rest new, and each replica applied each action once, in order.
+    @Test func aCoordinatorKilledInTheMiddleOfABatchAppliesEachActionOnceWhenTheBatchIsRetried() async throws {
+        let (total, size) = (3_000, 250)
+        let cluster = try Cluster()
+        func startCoordinator(_ run: Int) throws -> Process {
+            // 500 ms heartbeats: a 2 s deadline leaves time to kill the coordinator before it writes off the stopped
+            // replicas.
+            try cluster.start("coordinator-\(run)", [
+                "coordinator", "--control", cluster.control, "--publish", cluster.publish, "--heartbeat-ms", "500",
+            ])
+        }
+        let coordinator = try startCoordinator(0)
+        for id in ["w1", "w2"] {
+            try cluster.startWorker(id, stores: ["kv=kv"], extra: ["--journal", Self.journal(cluster, id).path])
+        }
+        let client = try await cluster.client(timeout: .seconds(2))
+        try await cluster.waitUntilLive(2, client: client)
+        let input = cluster.directory.appendingPathComponent("import.jsonl")
+        try Self.write((1...total).map(KVHistory.payload), to: input)
+        let command = ["dispatch", "kv.set", "--batch", "--batch-size", "\(size)", "--request-id", "import", "--json",
+                       "--coordinator", cluster.control]
+
+        let interrupted = Task { try await cluster.run("import-1", command + ["--timeout", "3"], input: input) }
+        let midway = ContinuousClock.now.advanced(by: .seconds(20))
+        while (try? await client.status(timeout: .seconds(1)))?.sequence ?? 0 < UInt64(total / 3), ContinuousClock.now < midway {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        for id in ["w1", "w2"] { kill(try #require(cluster.pid(id)), SIGSTOP) }
+        let inFlight = ContinuousClock.now.advanced(by: .seconds(1))
+        while ContinuousClock.now < inFlight {
+            if let status = try? await client.status(timeout: .milliseconds(500)), status.logLast > status.sequence { break }
+        }
+        kill(coordinator.processIdentifier, SIGKILL)
+        coordinator.waitUntilExit()
+        for id in ["w1", "w2"] { kill(try #require(cluster.pid(id)), SIGCONT) }
+        let first = try await interrupted.value
+        #expect(first.status == 3, "the interrupted import should time out: \(first)")
+
+        // What the dead coordinator's log holds: each batch's sequences, and what had not completed.
+        var configuration = Configuration()
+        configuration.readonly = true
+        let rows = try await DatabaseQueue(
+            path: cluster.directory.appendingPathComponent("fluxbus-data/log.sqlite").path, configuration: configuration
+        ).read { db in try Row.fetchAll(db, sql: "SELECT sequence, requestID, entry IS NOT NULL AS done FROM action ORDER BY sequence") }
+        let logged = Dictionary(grouping: rows, by: { $0["requestID"] as String }).mapValues { $0.map { $0["sequence"] as UInt64 } }
+        let pending = rows.filter { !($0["done"] as Bool) }.map { $0["sequence"] as UInt64 }
+        #expect(!pending.isEmpty, "no batch was in flight when the coordinator was killed")
+        #expect(rows.count < total, "the whole import was logged before the kill")
+
+        try startCoordinator(1)
+        let retry = try await cluster.run("import-2", command + ["--timeout", "20"], input: input)
+        #expect(retry.status == 0, "\(retry)")
+        let batches = try Self.batchLines(retry.output)
+        #expect(batches.map(\.firstSeq) == Array(stride(from: UInt64(1), to: UInt64(total), by: size)), "\(retry)")
+        #expect(batches.allSatisfy { $0.count == size && $0.failures.isEmpty }, "\(retry)")
+        for (index, batch) in batches.enumerated() {
+            guard let sequences = logged["import-\(index)"] else { continue }
+            #expect(sequences.first == batch.firstSeq, "import-\(index) was logged from #\(sequences.first ?? 0), answered from #\(batch.firstSeq)")
+        }
+        #expect(KilledCoordinatorTests.redispatched(cluster, run: 1) > 0, "the restarted coordinator dispatched nothing again")
+        let status = try await client.status()
+        #expect(status.logLast == UInt64(total), "the retried import logged \(status.logLast) actions for \(total) lines")
+
+        var expected: [String: JSONValue] = [:]
+        for index in 1...total { expected[KVHistory.key(index)] = .number(Double(index)) }
+        let last = try await KilledCoordinatorTests.probeUntilEqual(expected, replicas: 2, client: client, cluster: cluster)
+        await client.close()
+        await cluster.stop()
+        for id in ["w1", "w2"] {
+            let applied = try JournalEntry.read(Self.journal(cluster, id)).map(\.sequence)
+            #expect(applied == Array(1...last), "\(id) applied \(KVHistory.describe(applied)), the log holds #1…#\(last)")
+        }
+        print("killed mid-batch: the log held \(rows.count) actions, \(pending.count) not completed (#\(pending.first ?? 0)…#\(pending.last ?? 0))")
+    }
 }
