@@ -38,10 +38,18 @@ final class Cluster: Sendable {
         try launch(name, executable: Self.binary, arguments: arguments)
     }
 
+    /// The heartbeat test buses run with. 100 ms (a 400 ms liveness deadline) made replicas on this shared 2-core
+    /// machine go `lost` whenever a build or another suite stalled them, and tests flaked on it; 250 ms gives a 1 s
+    /// deadline, still short enough for tests that wait it out. A test that needs a faster deadline passes
+    /// `--heartbeat-ms` in `extra` (the last value wins) and says why.
+    static let heartbeatMilliseconds = 250
+
     /// Starts the coordinator on the cluster's endpoints.
     @discardableResult
     func startCoordinator(_ extra: [String] = []) throws -> Process {
-        try start("coordinator", ["coordinator", "--control", control, "--publish", publish, "--heartbeat-ms", "100"] + extra)
+        try start(
+            "coordinator",
+            ["coordinator", "--control", control, "--publish", publish, "--heartbeat-ms", "\(Self.heartbeatMilliseconds)"] + extra)
     }
 
     /// Starts a worker with `--store` specs.

@@ -6,11 +6,15 @@ import Testing
 @Suite("Counting on three replicas", .timeLimit(.minutes(1)))
 struct CountingTests {
     /// Three worker processes each host `counter`; four concurrent clients send 10,000 `counter.add`. Nothing is
-    /// lost or applied twice: every replica ends at exactly 10,000, with equal digests.
+    /// lost or applied twice: every replica ends at exactly 10,000, with equal digests, and, since a total cannot
+    /// tell a duplicate plus a miss from neither, each replica's journal lists the 10,000 sequences once, in order.
     @Test func tenThousandAddsFromFourClientsReachEveryReplicaOnce() async throws {
         let cluster = try Cluster()
         try cluster.startCoordinator()
-        for id in ["r1", "r2", "r3"] { try cluster.startWorker(id, stores: ["counter=counter"], extra: ["--log-level", "warning"]) }
+        func journal(_ id: String) -> URL { cluster.directory.appendingPathComponent("\(id).journal") }
+        for id in ["r1", "r2", "r3"] {
+            try cluster.startWorker(id, stores: ["counter=counter"], extra: ["--log-level", "warning", "--journal", journal(id).path])
+        }
         let probe = try await cluster.client()
         try await cluster.waitUntilLive(3, client: probe)
 
@@ -45,5 +49,10 @@ struct CountingTests {
         await probe.close()
         let statuses = await cluster.stop()
         #expect(statuses.values.allSatisfy { $0 == 0 }, "exit statuses \(statuses)\n\(cluster.allLogs())")
+        for id in ["r1", "r2", "r3"] {
+            let applied = try JournalEntry.read(journal(id))
+            #expect(applied.map(\.sequence) == sequences, "\(id) applied \(KVHistory.describe(applied.map(\.sequence)))")
+            #expect(applied.allSatisfy { $0.status == "ok" })
+        }
     }
 }

@@ -10,8 +10,9 @@ import Testing
 /// state byte for byte as Swift's `JSONEncoder` does.
 @Suite("A Python worker written from PROTOCOL.md", .serialized, .timeLimit(.minutes(1)))
 struct ForeignWorkerTests {
-    /// A heartbeat a little slower than the harness's 100 ms, so that a busy machine does not make a worker lost.
-    static let coordinatorOptions = ["--heartbeat-ms", "250"]
+    /// The harness's heartbeat (``Cluster/heartbeatMilliseconds``), stated here because these tests rely on it: a
+    /// busy machine must not make a worker lost.
+    static let coordinatorOptions = ["--heartbeat-ms", "\(Cluster.heartbeatMilliseconds)"]
 
     @Test("Python and Swift replicas of one counter report equal digests for 200 dispatches")
     func pythonAndSwiftAgree() async throws {

@@ -120,11 +120,11 @@ struct OperationsTests {
         await client.close()
 
         let city = try #require(cluster.pid("w-city"))
-        let start = ContinuousClock.now
         kill(city, SIGTERM)
-        let statuses = await cluster.processes.stop(["w-city"], grace: Worker.shutdownDeadline + .seconds(10))
+        // A liveness bound, not a measurement: a worker still running after its shutdown deadline and a margin is
+        // SIGKILLed by `stop`, and then does not exit 0.
+        let statuses = await cluster.processes.stop(["w-city"], grace: Worker.shutdownDeadline + .seconds(8))
         #expect(statuses["w-city"] == 0, "\(cluster.log("w-city"))")
-        #expect(ContinuousClock.now - start < Worker.shutdownDeadline + .seconds(8))
         #expect(cluster.log("w-city").contains("stopping without finishing the dispatch in hand"))
         kill(try #require(cluster.pid("w-country")), SIGCONT)
         await cluster.stop()

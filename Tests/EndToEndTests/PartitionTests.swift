@@ -86,35 +86,43 @@ struct PartitionTests {
         let cluster = try Cluster()
         let ip = URL(fileURLWithPath: TwoHosts.ip)
         let tcp = "tcp://\(hosts.coordinatorAddress)"
+        // A 100 ms heartbeat (a 400 ms deadline), unlike the harness's 250 ms: the far replica must be marked lost
+        // well within the 1.5 s cut.
         try cluster.launch("coordinator", executable: ip, arguments: hosts.fluxbus(on: hosts.coordinatorHost, [
             "coordinator", "--control", "\(tcp):7401", "--control", cluster.control, "--publish", "\(tcp):7400",
             "--heartbeat-ms", "100", "--ack-timeout", "1", "--resend-ms", "20",
         ]))
+        func journal(_ id: String) -> String { cluster.directory.appendingPathComponent("\(id).journal").path }
         for id in ["near1", "near2"] {
             try cluster.launch(id, executable: ip, arguments: hosts.fluxbus(on: hosts.coordinatorHost, [
-                "worker", "--id", id, "--store", "counter=counter", "--coordinator", "\(tcp):7401",
+                "worker", "--id", id, "--store", "kv=kv", "--coordinator", "\(tcp):7401", "--journal", journal(id),
             ]))
         }
         try cluster.launch("far", executable: ip, arguments: hosts.fluxbus(on: hosts.workerHost, [
-            "worker", "--id", "far", "--store", "counter=counter", "--coordinator", "\(tcp):7401",
+            "worker", "--id", "far", "--store", "kv=kv", "--coordinator", "\(tcp):7401", "--journal", journal("far"),
         ]))
         let client = try await cluster.client()
         try await cluster.waitUntilLive(3, client: client)
-        for _ in 0..<200 { #expect(try await client.dispatch("counter.add", json: #"{"by":1}"#).succeeded) }
+        var history = KVHistory()
+        for index in 1...200 { try await history.dispatch(index, client: client) }
 
         try hosts.cutLink()
-        var duringCut = 0
+        var index = 201
         let cutUntil = ContinuousClock.now.advanced(by: .milliseconds(1_500))
         while ContinuousClock.now < cutUntil {
-            #expect(try await client.dispatch("counter.add", json: #"{"by":1}"#).succeeded)
-            duringCut += 1
+            // No dispatch waits on the far replica past the ack timeout (1 s) and a margin.
+            try await history.dispatch(index, client: client, timeout: .seconds(5))
+            index += 1
         }
         let cut = try await client.status()
         #expect(cut.workers.first { $0.id == "far" }?.state == .lost, "\(cut.workers)")
         try hosts.restoreLink()
 
-        try await FaultTests.expectReplicasHold(200 + duringCut, 3, client: client, cluster: cluster)
+        try await history.expectReplicasHold(3, client: client, cluster: cluster)
         await client.close()
         await cluster.stop()
+        for id in ["near1", "near2", "far"] {
+            try history.expectJournal(URL(fileURLWithPath: journal(id)), of: id)
+        }
     }
 }
