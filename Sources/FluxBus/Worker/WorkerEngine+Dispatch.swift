@@ -68,21 +68,20 @@ extension WorkerEngine {
         advance()
     }
 
-    /// Runs every hosted step whose dependencies are settled, acknowledges the new results in one ACK, and
-    /// finishes the dispatch when no step remains.
+    /// Runs every hosted store whose dependencies have settled (or records it skipped, when one failed, was skipped or
+    /// was lost), acknowledges the new results in one ACK, and finishes the dispatch when every hosted store has one.
     func advance() {
         guard var dispatch = current else { return }
         var fresh: [StoreResult] = []
-        while let (index, blocked) = dispatch.nextRunnable() {
-            let step = dispatch.remaining.remove(at: index)
-            let store = storesByName[step.store]!
+        while let ready = dispatch.nextRunnable() {
+            let store = storesByName[ready.store]!
             let result: StoreResult
-            if let blocked {
-                let reason = "waits for `\(blocked.store)`, which \(blocked.status == .failed ? "failed" : blocked.status == .lost ? "was lost" : "was skipped")"
-                result = StoreResult(store: store.name, status: .skipped, message: reason, digest: dispatch.isReplay ? 0 : digest(of: store))
-                dispatch.outcomes[store.name] = .init(status: .skipped, message: reason, output: nil)
+            if let blocker = ready.blockedBy {
+                result = StoreResult(
+                    store: store.name, status: .skipped, message: blocker.reason, digest: dispatch.isReplay ? 0 : digest(of: store))
+                dispatch.record(result, output: nil)
             } else {
-                result = run(store, in: &dispatch, step: step)
+                result = run(store, in: &dispatch, step: ready.step)
             }
             fresh.append(result)
             emit(.applied(sequence: dispatch.sequence, store: store.name, status: result.status))
@@ -90,15 +89,13 @@ extension WorkerEngine {
                 "seq": "\(dispatch.sequence)", "store": "\(store.name)", "status": "\(result.status)",
             ])
         }
-        dispatch.results += fresh
         current = dispatch
         if !fresh.isEmpty, !dispatch.isReplay { send(.ack(.init(epoch: epoch, sequence: dispatch.sequence, results: fresh))) }
-        if dispatch.remaining.isEmpty { finish() }
+        if dispatch.isFinished { finish() }
     }
 
-    func run(_ store: AnyStore, in dispatch: inout LocalDispatch, step: PlanStep) -> StoreResult {
-        var outputs: [String: Value] = [:]
-        for dependency in step.waitsFor { outputs[dependency] = dispatch.outcomes[dependency]?.output }
+    func run(_ store: AnyStore, in dispatch: inout LocalDispatch, step: DependencyExecution.Step) -> StoreResult {
+        let outputs = dispatch.outputs(for: step)
         // A cascade's request id names what caused it, not this process: every replica of the store, and a replica
         // replaying this sequence later, sends the same id, so the coordinator dispatches it once.
         let cause = "cascade-\(dispatch.sequence)-\(store.name)-"
@@ -118,12 +115,13 @@ extension WorkerEngine {
             message = Self.truncated(ActionError(describing: error).message)
         }
         let output = status == .ok ? store.output() : nil
-        dispatch.outcomes[store.name] = .init(status: status, message: message, output: output)
         // A replayed dispatch has completed: nobody reads its acknowledgement, so its output is not encoded nor its
         // state digested, which is most of what catching up would otherwise cost.
-        guard !dispatch.isReplay else { return StoreResult(store: store.name, status: status, message: message, digest: 0) }
-        let encodedOutput = try? output?.encoded()
-        return StoreResult(store: store.name, status: status, message: message, output: encodedOutput, digest: digest(of: store))
+        let result = dispatch.isReplay
+            ? StoreResult(store: store.name, status: status, message: message, digest: 0)
+            : StoreResult(store: store.name, status: status, message: message, output: try? output?.encoded(), digest: digest(of: store))
+        dispatch.record(result, output: output)
+        return result
     }
 
     /// Error messages travel in a protocol string, at most 4096 bytes; keep them well inside that.
@@ -183,9 +181,7 @@ extension WorkerEngine {
             // Recorded outcomes of the stores that do not run here: remote ones, and hosted ones a snapshot already
             // brought past this sequence. A store missing from the record counts as lost.
             dispatch.learn(entry.outputs.filter { !runsHere($0.store, entry.sequence) })
-            dispatch.learn(entry.plan.filter { !runsHere($0.store, entry.sequence) }.map {
-                StoreOutput(store: $0.store, status: .lost, message: "not in the recorded history")
-            })
+            dispatch.settleTheRest(as: .lost("not in the recorded history"))
             current = dispatch
             advance()
         }

@@ -70,7 +70,7 @@ extension WorkerEngine {
         ])
         // The dispatch in hand, if the snapshot covers it: the store no longer runs there.
         if var dispatch = current, dispatch.sequence <= snapshot.sequence {
-            dispatch.remaining.removeAll { $0.store == store.name }
+            dispatch.stopRunning(store.name)
             current = dispatch
             advance()
         }
