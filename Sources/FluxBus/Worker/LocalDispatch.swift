@@ -1,24 +1,20 @@
 import Flux
 import FluxBusProtocol
 
-/// One dispatch as a worker runs it: the plan steps of the stores it hosts, and what is known so far about every
-/// store those steps wait for, local or remote.
+/// One dispatch as a worker runs it. The whole plan goes through a ``DependencyExecution``, which hands out the
+/// stores that run here in dependency order and records the others as the coordinator releases them (or the history
+/// recorded them); the outputs the handlers here read are kept beside it.
 struct LocalDispatch {
-    /// What a dependency did in this dispatch, and its output.
-    struct Outcome {
-        let status: OutcomeStatus
-        let message: String
-        let output: Value?
-    }
-
     let sequence: UInt64
     let action: AnyAction
-    /// The hosted stores' steps that have not run yet, in plan order.
-    var remaining: [PlanStep]
-    /// Store → outcome, for hosted stores that ran and for remote stores released by the coordinator.
-    var outcomes: [String: Outcome] = [:]
+    /// The plan's run: what is settled, and which store here may go next.
+    private var execution: DependencyExecution
+    /// The planned stores that run here: hosted, and not brought past this sequence by a snapshot.
+    private var local: Set<String>
+    /// Store → the output it published, for settled stores that published one.
+    private var outputs: [String: Value] = [:]
     /// Every result this worker produced for the dispatch, for re-acknowledging duplicates.
-    var results: [StoreResult] = []
+    private(set) var results: [StoreResult] = []
     /// Run from the coordinator's history: the dispatch has completed, so nothing is acknowledged.
     var isReplay = false
     /// When this worker began it, to tell a dispatch waiting for a release from one the bus has left behind.
@@ -28,23 +24,57 @@ struct LocalDispatch {
         begunAt = now
         sequence = message.sequence
         action = AnyAction(name: message.actionType, json: message.payload, error: message.error.map(ActionError.init))
-        remaining = message.plan.filter { hosted($0.store) }
+        local = Set(message.plan.map(\.store).filter(hosted))
+        execution = DependencyExecution(
+            message.plan.map { DependencyExecution.Step(store: $0.store, waitsFor: $0.waitsFor) }, runsHere: local.contains)
     }
 
-    /// Records what the coordinator released (or what the history recorded) for remote stores.
-    mutating func learn(_ outputs: [StoreOutput]) {
-        for output in outputs where outcomes[output.store] == nil {
-            outcomes[output.store] = Outcome(status: output.status, message: output.message, output: output.output.map { .encoded($0) })
+    /// Records what the coordinator released (or what the history recorded) for stores that do not run here. The
+    /// first record of a store counts; a store that runs here settles only by running here.
+    mutating func learn(_ released: [StoreOutput]) {
+        for output in released where !local.contains(output.store) {
+            if execution.record(output.store, output.settlement), let bytes = output.output {
+                outputs[output.store] = .encoded(bytes)
+            }
         }
     }
 
-    /// The first remaining step whose dependencies are all settled, with the dependency that blocks it, if any.
-    func nextRunnable() -> (index: Int, blockedBy: (store: String, status: OutcomeStatus)?)? {
-        for (index, step) in remaining.enumerated() {
-            let settled = step.waitsFor.compactMap { dependency in outcomes[dependency].map { (dependency, $0.status) } }
-            guard settled.count == step.waitsFor.count else { continue }
-            return (index, settled.first { $0.1 != .ok }.map { (store: $0.0, status: $0.1) })
+    /// Records every planned store that neither runs here nor has settled as `settlement`: a replay's entry has all
+    /// the outcomes there will ever be.
+    mutating func settleTheRest(as settlement: DependencyExecution.Settlement) {
+        for step in execution.plan where !local.contains(step.store) { execution.record(step.store, settlement) }
+    }
+
+    /// The next store here whose dependencies have all settled, handed out once; ``DependencyExecution/Ready/blockedBy``
+    /// says when it must be skipped instead of run. Record its result with ``record(_:output:)``.
+    mutating func nextRunnable() -> DependencyExecution.Ready? { execution.nextRunnable() }
+
+    /// The outputs of the stores `step` waits for, for its handler.
+    func outputs(for step: DependencyExecution.Step) -> [String: Value] {
+        var found: [String: Value] = [:]
+        for dependency in step.waitsFor { found[dependency] = outputs[dependency] }
+        return found
+    }
+
+    /// Records a store's result here, which releases the stores waiting for it.
+    mutating func record(_ result: StoreResult, output: Value?) {
+        execution.record(result.store, result.settlement)
+        outputs[result.store] = output
+        results.append(result)
+    }
+
+    /// Whether every store that runs here has its result.
+    var isFinished: Bool { execution.isFinished }
+
+    /// A snapshot brought `store` past this dispatch: if it has not run, it no longer does, and the stores waiting
+    /// for it wait for its recorded outcome instead, like a remote store's.
+    mutating func stopRunning(_ store: String) {
+        guard local.remove(store) != nil, execution.settlement(of: store) == nil else { return }
+        // Which stores run here is fixed when an execution starts: start again with what has settled so far.
+        var restarted = DependencyExecution(execution.plan, runsHere: local.contains)
+        for step in execution.plan {
+            if let settlement = execution.settlement(of: step.store) { restarted.record(step.store, settlement) }
         }
-        return nil
+        execution = restarted
     }
 }

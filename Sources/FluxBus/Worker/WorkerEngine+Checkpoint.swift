@@ -20,13 +20,13 @@ extension WorkerEngine {
                 return nil
             }
             states.append(.init(
-                name: store.name, appliedThrough: appliedThrough[store.name], digest: StateDigest.fnv1a64(state),
+                name: store.name, appliedThrough: snapshots.appliedThrough(store.name), digest: StateDigest.fnv1a64(state),
                 state: Data(state)))
         }
-        let recent = ackMemory.keys.filter { $0 <= lastApplied }.sorted().suffix(Self.checkpointAcknowledgements)
+        let recent = acknowledged.recent(Self.checkpointAcknowledgements, through: lastApplied)
         return Checkpoint(
             worker: id, lastApplied: lastApplied, stores: states,
-            acknowledged: recent.map { .init(sequence: $0, results: ackMemory[$0]!.map(Checkpoint.Result.init)) })
+            acknowledged: recent.map { .init(sequence: $0.sequence, results: $0.results.map(Checkpoint.Result.init)) })
     }
 
     /// Asks the shell to write the checkpoint if something changed since the last one and no dispatch is in hand.
@@ -66,11 +66,11 @@ extension WorkerEngine {
             } catch {
                 throw BusError(code: .usage, message: "the checkpoint \(file.path) holds a state of store `\(saved.name)` that does not decode (\(error)); \(file.remedy)")
             }
-            if let through = saved.appliedThrough, through > checkpoint.lastApplied { appliedThrough[saved.name] = through }
+            if let through = saved.appliedThrough, through > checkpoint.lastApplied { snapshots.mark(saved.name, through: through) }
         }
         lastApplied = checkpoint.lastApplied
-        for acknowledged in checkpoint.acknowledged.sorted(by: { $0.sequence < $1.sequence }) {
-            remember(acknowledged.sequence, acknowledged.results.compactMap(\.storeResult))
+        for saved in checkpoint.acknowledged.sorted(by: { $0.sequence < $1.sequence }) {
+            acknowledged.remember(saved.sequence, saved.results.compactMap(\.storeResult))
         }
         emit(.resumed(sequence: lastApplied))
         logger.notice("resumed from the checkpoint", metadata: [

@@ -7,7 +7,7 @@ import Logging
 extension WorkerEngine {
 
     func receive(_ action: Message.Action) {
-        knownSequence = max(knownSequence, action.sequence)
+        catchUp.heard(of: action.sequence)
         #if DEBUG
         if plantedBug == .workerAcknowledgesBeforeApplying, action.sequence > lastApplied {
             let hosted = action.plan.filter { storesByName[$0.store] != nil }
@@ -35,20 +35,16 @@ extension WorkerEngine {
             }
             // A later dispatch arrived while this one still waits for a release: the next action of a batch, or the
             // coordinator completed this one without us (then catching up fetches its recorded outcomes).
-            keep(action)
-            return catchUp()
+            earlyArrivals.keep(action)
+            return fetchWhatIsMissing()
         }
         if action.sequence == lastApplied + 1 {
             begin(action)
             drive()
         } else {
-            keep(action)
+            earlyArrivals.keep(action)
             requestFetch(from: lastApplied + 1, to: action.sequence - 1)
         }
-    }
-
-    func keep(_ action: Message.Action) {
-        if pendingActions.count < pendingActionLimit { pendingActions[action.sequence] = action }
     }
 
     func receive(_ release: Message.Release) {
@@ -57,32 +53,31 @@ extension WorkerEngine {
             advance()
             drive()
         } else if release.sequence > lastApplied {
-            pendingReleases[release.sequence, default: []].append(contentsOf: release.outputs)
+            earlyArrivals.keep(release.outputs, for: release.sequence)
         }
     }
 
     func begin(_ action: Message.Action) {
         var dispatch = LocalDispatch(action: action, at: now, hosted: { self.runsHere($0, action.sequence) })
-        if let released = pendingReleases.removeValue(forKey: action.sequence) { dispatch.learn(released) }
+        if let released = earlyArrivals.takeReleases(action.sequence) { dispatch.learn(released) }
         current = dispatch
         advance()
     }
 
-    /// Runs every hosted step whose dependencies are settled, acknowledges the new results in one ACK, and
-    /// finishes the dispatch when no step remains.
+    /// Runs every hosted store whose dependencies have settled (or records it skipped, when one failed, was skipped or
+    /// was lost), acknowledges the new results in one ACK, and finishes the dispatch when every hosted store has one.
     func advance() {
         guard var dispatch = current else { return }
         var fresh: [StoreResult] = []
-        while let (index, blocked) = dispatch.nextRunnable() {
-            let step = dispatch.remaining.remove(at: index)
-            let store = storesByName[step.store]!
+        while let ready = dispatch.nextRunnable() {
+            let store = storesByName[ready.store]!
             let result: StoreResult
-            if let blocked {
-                let reason = "waits for `\(blocked.store)`, which \(blocked.status == .failed ? "failed" : blocked.status == .lost ? "was lost" : "was skipped")"
-                result = StoreResult(store: store.name, status: .skipped, message: reason, digest: dispatch.isReplay ? 0 : digest(of: store))
-                dispatch.outcomes[store.name] = .init(status: .skipped, message: reason, output: nil)
+            if let blocker = ready.blockedBy {
+                result = StoreResult(
+                    store: store.name, status: .skipped, message: blocker.reason, digest: dispatch.isReplay ? 0 : digest(of: store))
+                dispatch.record(result, output: nil)
             } else {
-                result = run(store, in: &dispatch, step: step)
+                result = run(store, in: &dispatch, step: ready.step)
             }
             fresh.append(result)
             emit(.applied(sequence: dispatch.sequence, store: store.name, status: result.status))
@@ -90,15 +85,13 @@ extension WorkerEngine {
                 "seq": "\(dispatch.sequence)", "store": "\(store.name)", "status": "\(result.status)",
             ])
         }
-        dispatch.results += fresh
         current = dispatch
         if !fresh.isEmpty, !dispatch.isReplay { send(.ack(.init(epoch: epoch, sequence: dispatch.sequence, results: fresh))) }
-        if dispatch.remaining.isEmpty { finish() }
+        if dispatch.isFinished { finish() }
     }
 
-    func run(_ store: AnyStore, in dispatch: inout LocalDispatch, step: PlanStep) -> StoreResult {
-        var outputs: [String: Value] = [:]
-        for dependency in step.waitsFor { outputs[dependency] = dispatch.outcomes[dependency]?.output }
+    func run(_ store: AnyStore, in dispatch: inout LocalDispatch, step: DependencyExecution.Step) -> StoreResult {
+        let outputs = dispatch.outputs(for: step)
         // A cascade's request id names what caused it, not this process: every replica of the store, and a replica
         // replaying this sequence later, sends the same id, so the coordinator dispatches it once.
         let cause = "cascade-\(dispatch.sequence)-\(store.name)-"
@@ -118,12 +111,13 @@ extension WorkerEngine {
             message = Self.truncated(ActionError(describing: error).message)
         }
         let output = status == .ok ? store.output() : nil
-        dispatch.outcomes[store.name] = .init(status: status, message: message, output: output)
         // A replayed dispatch has completed: nobody reads its acknowledgement, so its output is not encoded nor its
         // state digested, which is most of what catching up would otherwise cost.
-        guard !dispatch.isReplay else { return StoreResult(store: store.name, status: status, message: message, digest: 0) }
-        let encodedOutput = try? output?.encoded()
-        return StoreResult(store: store.name, status: status, message: message, output: encodedOutput, digest: digest(of: store))
+        let result = dispatch.isReplay
+            ? StoreResult(store: store.name, status: status, message: message, digest: 0)
+            : StoreResult(store: store.name, status: status, message: message, output: try? output?.encoded(), digest: digest(of: store))
+        dispatch.record(result, output: output)
+        return result
     }
 
     /// Error messages travel in a protocol string, at most 4096 bytes; keep them well inside that.
@@ -142,34 +136,31 @@ extension WorkerEngine {
         guard let dispatch = current else { return }
         lastApplied = dispatch.sequence
         // A replayed dispatch completed before we ran it: the coordinator never asks for its acknowledgement again.
-        if !dispatch.isReplay { remember(dispatch.sequence, dispatch.results) }
+        if !dispatch.isReplay { acknowledged.remember(dispatch.sequence, dispatch.results) }
         current = nil
         checkpointStale = true
         // One step forward: only what was kept for this sequence can have become stale. (A snapshot's jump sweeps
-        // everything, in `adoptSnapshots`.) A full sweep here would copy the buffers once per dispatch: quadratic
-        // over a batch whose later actions wait in `pendingActions`.
-        pendingActions[lastApplied] = nil
-        pendingReleases[lastApplied] = nil
-        if !appliedThrough.isEmpty { appliedThrough = appliedThrough.filter { $0.value > lastApplied } }
+        // everything, in `adoptSnapshots`.)
+        earlyArrivals.forget(lastApplied)
+        snapshots.forget(through: lastApplied)
         if stopping { return sayGoodbye() }
         readyIfCaughtUp()
     }
 
     /// Starts buffered dispatches that are next in line.
     func drive() {
-        while current == nil, phase != .stopped, let next = pendingActions.removeValue(forKey: lastApplied + 1) {
+        while current == nil, phase != .stopped, let next = earlyArrivals.takeAction(lastApplied + 1) {
             begin(next)
         }
     }
 
     func apply(_ entries: [ReplayEntry]) {
-        // An empty REPLAY brings nothing new; keep the throttle so the worker does not ask again at once.
-        // Ask again at once only when the range asked for has all arrived: more REPLAYs for it may be on their way.
-        if let last = entries.last?.sequence, last >= fetchingThrough { fetchSentAt = nil }
+        catchUp.replayed(through: entries.last?.sequence)
         for entry in entries.sorted(by: { $0.sequence < $1.sequence }) {
             if let current, current.sequence == entry.sequence {
-                // The dispatch in hand completed without us: settle what is pending from the recorded outcomes.
-                self.current!.learn(entry.outputs.filter { !runsHere($0.store, entry.sequence) })
+                // The dispatch in hand completed without us: settle what is pending from the recorded outcomes
+                // (those of stores that run here are not taken: they settle by running).
+                self.current!.learn(entry.outputs)
                 self.current!.isReplay = true
                 advance()
                 continue
@@ -182,27 +173,18 @@ extension WorkerEngine {
             dispatch.isReplay = true
             // Recorded outcomes of the stores that do not run here: remote ones, and hosted ones a snapshot already
             // brought past this sequence. A store missing from the record counts as lost.
-            dispatch.learn(entry.outputs.filter { !runsHere($0.store, entry.sequence) })
-            dispatch.learn(entry.plan.filter { !runsHere($0.store, entry.sequence) }.map {
-                StoreOutput(store: $0.store, status: .lost, message: "not in the recorded history")
-            })
+            dispatch.learn(entry.outputs)
+            dispatch.settleTheRest(as: .lost("not in the recorded history"))
             current = dispatch
             advance()
         }
         drive()
-        catchUp()
+        fetchWhatIsMissing()
     }
 
     func reacknowledge(_ sequence: UInt64) {
-        guard let results = ackMemory[sequence] else { return }
+        guard let results = acknowledged.results(for: sequence) else { return }
         send(.ack(.init(epoch: epoch, sequence: sequence, results: results)))
-    }
-
-    func remember(_ sequence: UInt64, _ results: [StoreResult]) {
-        guard !results.isEmpty else { return }
-        ackMemory[sequence] = results
-        ackMemoryOrder.push(sequence)
-        while ackMemoryOrder.count > ackMemoryLimit, let old = ackMemoryOrder.pop() { ackMemory[old] = nil }
     }
 
     func cascade(_ action: AnyAction, requestID: String) throws {

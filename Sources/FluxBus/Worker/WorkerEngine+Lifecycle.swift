@@ -11,29 +11,23 @@ extension WorkerEngine {
         case .stopped:
             return
         case .joining:
-            if lastHelloAt.map({ now - $0 >= .seconds(1) }) ?? true { sayHello() }
+            if session.helloOverdue(at: now) { sayHello() }
         case .catchingUp, .live:
-            if now - lastHeard > deadline {
-                if phase == .catchingUp, !heardOnSubscriber {
+            if let silence = session.silenceBeyondDeadline(at: now) {
+                if phase == .catchingUp, !session.heardOnSubscriber {
                     logger.warning("nothing arrived on the subscription to the publish endpoint; joining again", metadata: [
-                        "publish": "\(subscribedEndpoint ?? "?")",
+                        "publish": "\(session.subscribedEndpoint ?? "?")",
                         "hint": "check that this host can reach it; the coordinator's --advertise sets what workers are told",
                     ])
                 } else {
-                    logger.warning("the coordinator is silent; joining again", metadata: ["silentMillis": "\((now - lastHeard).milliseconds)"])
+                    logger.warning("the coordinator is silent; joining again", metadata: ["silentMillis": "\(silence.milliseconds)"])
                 }
-                lastHeard = now
                 return sayHello()
             }
             send(.heartbeat(.init(epoch: epoch, sequence: lastApplied)))
-            if let sent = fetchSentAt, now - sent >= .seconds(1) {
-                fetchSentAt = nil
-                catchUp()
-            }
+            if catchUp.fetchOverdue(at: now) { fetchWhatIsMissing() }
         }
     }
-
-    var heartbeatInterval: Duration { heartbeat }
 
     /// Stops without waiting any longer for the dispatch in hand; says goodbye if joined.
     func stopNow(reason: String) {
@@ -52,7 +46,7 @@ extension WorkerEngine {
         guard phase != .stopped else { return }
         // Even while joining: a HELLO may be on its way, and the coordinator would otherwise register a worker that
         // has left. A GOODBYE from a peer it does not know is ignored.
-        if lastHelloAt != nil { send(.goodbye(.init(reason: "shutting down"))) }
+        if session.hasSaidHello { send(.goodbye(.init(reason: "shutting down"))) }
         stop(nil)
     }
 
@@ -66,7 +60,7 @@ extension WorkerEngine {
     func stop(_ error: BusError?) {
         // A last checkpoint, unless a dispatch is still in hand (then the previous one stands: see `checkpoint()`).
         writeCheckpointIfStale()
-        phase = .stopped
+        session.stopped()
         pendingStop(error)
     }
 }

@@ -10,7 +10,7 @@ extension WorkerEngine {
 
     func receive(_ snapshot: Message.Snapshot) {
         // Only in answer to our HELLO: joining (before WELCOME) or catching up.
-        guard lastHelloAt != nil, phase == .joining || phase == .catchingUp else {
+        guard session.hasSaidHello, phase == .joining || phase == .catchingUp else {
             return drop(snapshot, because: "this worker is not joining or catching up")
         }
         guard storesByName[snapshot.store] != nil else {
@@ -22,22 +22,20 @@ extension WorkerEngine {
         }
         if phase == .joining {
             // Its WELCOME follows; install then, if the WELCOME is of the same epoch.
-            heldSnapshots[snapshot.store] = snapshot
+            snapshots.hold(snapshot)
             return
         }
         guard snapshot.epoch == epoch else { return drop(snapshot, because: "it is of epoch \(snapshot.epoch), not \(epoch)") }
         install(snapshot)
         adoptSnapshots()
         // It answers a FETCH, as a REPLAY would: ask for what follows at once.
-        fetchSentAt = nil
-        catchUp()
+        catchUp.answered()
+        fetchWhatIsMissing()
     }
 
     /// Installs the snapshots that arrived before a WELCOME of `epoch`; drops those of another epoch.
     func installSnapshotsHeld(for epoch: UInt64) {
-        let held = heldSnapshots.values.sorted { $0.store < $1.store }
-        heldSnapshots = [:]
-        for snapshot in held {
+        for snapshot in snapshots.takeHeld() {
             if snapshot.epoch == epoch {
                 install(snapshot)
             } else {
@@ -58,11 +56,11 @@ extension WorkerEngine {
             ])
         }
         do {
-            try store.restore(fromJSON: snapshot.state.isEmpty ? initialStates[store.name] ?? [] : snapshot.state)
+            try store.restore(fromJSON: snapshot.state.isEmpty ? snapshots.initialState(of: store.name) : snapshot.state)
         } catch {
             return drop(snapshot, because: "its state does not decode: \(error)")
         }
-        appliedThrough[store.name] = snapshot.sequence
+        snapshots.mark(store.name, through: snapshot.sequence)
         checkpointStale = true
         emit(.snapshotInstalled(store: store.name, sequence: snapshot.sequence))
         logger.info("installed a snapshot", metadata: [
@@ -70,7 +68,7 @@ extension WorkerEngine {
         ])
         // The dispatch in hand, if the snapshot covers it: the store no longer runs there.
         if var dispatch = current, dispatch.sequence <= snapshot.sequence {
-            dispatch.remaining.removeAll { $0.store == store.name }
+            dispatch.stopRunning(store.name)
             current = dispatch
             advance()
         }
@@ -79,7 +77,7 @@ extension WorkerEngine {
     /// The worker's applied sequence rises to the lowest its stores reached: a store without a snapshot counts as
     /// `lastApplied`. Catch-up then fetches from there.
     func adoptSnapshots() {
-        let floor = stores.map { appliedThrough[$0.name] ?? lastApplied }.min() ?? lastApplied
+        let floor = snapshots.floor(of: stores, applied: lastApplied)
         if floor > lastApplied, current == nil {
             logger.info("snapshots moved the applied sequence", metadata: ["from": "\(lastApplied)", "to": "\(floor)"])
             lastApplied = floor
@@ -89,19 +87,18 @@ extension WorkerEngine {
 
     /// Drops what `lastApplied` has passed: snapshot marks, and actions and releases kept for later.
     func forgetPassedSequences() {
-        appliedThrough = appliedThrough.filter { $0.value > lastApplied }
-        pendingActions = pendingActions.filter { $0.key > lastApplied }
-        pendingReleases = pendingReleases.filter { $0.key > lastApplied }
+        snapshots.forget(through: lastApplied)
+        earlyArrivals.forget(through: lastApplied)
     }
 
     /// Whether a hosted store runs dispatch `sequence` here. One a snapshot brought to `sequence` or later does not.
     func runsHere(_ store: String, _ sequence: UInt64) -> Bool {
-        storesByName[store] != nil && appliedThrough[store].map { $0 < sequence } ?? true
+        storesByName[store] != nil && snapshots.runs(store, sequence)
     }
 
     /// The last sequence included in a hosted store's state: the dispatch in hand if the store already ran in it.
     func appliedSequence(of store: String) -> UInt64 {
-        var applied = max(lastApplied, appliedThrough[store] ?? 0)
+        var applied = max(lastApplied, snapshots.appliedThrough(store) ?? 0)
         if let current, current.results.contains(where: { $0.store == store }) { applied = max(applied, current.sequence) }
         return applied
     }

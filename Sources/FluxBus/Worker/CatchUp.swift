@@ -1,0 +1,86 @@
+import FluxBusProtocol
+
+/// What the coordinator has that this worker lacks, and the FETCHes that bring it: the newest sequence it was told
+/// about, the newest it was told completed, and the pacing that keeps one FETCH from being sent over and over.
+struct CatchUp {
+    /// At most this many sequences per FETCH. The coordinator answers the whole range at once, in several REPLAYs, so
+    /// a replica catching up waits one round trip per window instead of one per REPLAY.
+    static let window: UInt64 = 8_192
+    /// An unanswered FETCH is sent again after this long, not before.
+    static let retryAfter: Duration = .seconds(1)
+
+    /// The newest sequence the coordinator has told us about (ACTION, HEARTBEAT, COMPLETED, WELCOME).
+    private(set) var knownSequence: UInt64 = 0
+    /// The newest sequence the coordinator has told us completed.
+    private var knownCompleted: UInt64 = 0
+    /// When the FETCH still unanswered was sent.
+    private var fetchSentAt: MonotonicTime?
+    /// The end of the range the last FETCH asked for: its REPLAYs may still be arriving until one reaches it.
+    private var fetchingThrough: UInt64 = 0
+
+    /// A sequence was published, or named as the newest.
+    mutating func heard(of sequence: UInt64) {
+        knownSequence = max(knownSequence, sequence)
+    }
+
+    /// A sequence completed.
+    mutating func heardCompleted(_ sequence: UInt64) {
+        heard(of: sequence)
+        knownCompleted = max(knownCompleted, sequence)
+    }
+
+    /// A WELCOME named the last completed sequence. After a coordinator restart what the previous run announced may
+    /// never have been logged as completed: the new run's word counts.
+    mutating func welcomed(at sequence: UInt64, restarted: Bool) {
+        if restarted {
+            knownSequence = sequence
+            knownCompleted = sequence
+        }
+        heardCompleted(sequence)
+    }
+
+    /// Whether nothing is known beyond `applied`.
+    func isCaughtUp(applied: UInt64) -> Bool { applied >= knownSequence }
+
+    /// The range to FETCH now, if any. A dispatch in hand completed without us when the coordinator says so; or,
+    /// probably, when later ones were published and it has waited `patience` (a batch's actions are published
+    /// together, so not at once): fetch it to settle it from the record. With nothing in hand, fetch what follows
+    /// `applied`.
+    func wanted(
+        applied: UInt64, inHand: (sequence: UInt64, begunAt: MonotonicTime)?, now: MonotonicTime, patience: Duration
+    ) -> ClosedRange<UInt64>? {
+        if let inHand {
+            let overtaken = knownCompleted >= inHand.sequence
+                || (knownSequence > inHand.sequence && now - inHand.begunAt > patience)
+            guard overtaken else { return nil }
+            return inHand.sequence...min(max(knownSequence, inHand.sequence), inHand.sequence + Self.window)
+        }
+        guard knownSequence > applied else { return nil }
+        return (applied + 1)...min(knownSequence, applied + Self.window)
+    }
+
+    /// Whether a FETCH through `last` may go now; if so, it counts as sent.
+    mutating func mayFetch(through last: UInt64, at now: MonotonicTime) -> Bool {
+        if let sent = fetchSentAt, now - sent < Self.retryAfter { return false }
+        fetchSentAt = now
+        fetchingThrough = last
+        return true
+    }
+
+    /// REPLAY entries arrived, the newest `last` (nil for an empty REPLAY). Only when the range asked for has all
+    /// arrived may the next FETCH go at once: more REPLAYs for it may be on their way. An empty REPLAY brings nothing
+    /// new, so the pacing stays and the worker does not ask again at once.
+    mutating func replayed(through last: UInt64?) {
+        if let last, last >= fetchingThrough { fetchSentAt = nil }
+    }
+
+    /// Something answered the FETCH outright (a SNAPSHOT): the next may go at once.
+    mutating func answered() { fetchSentAt = nil }
+
+    /// Whether the FETCH sent has gone unanswered too long; if so, it is forgotten, and catching up may send another.
+    mutating func fetchOverdue(at now: MonotonicTime) -> Bool {
+        guard let sent = fetchSentAt, now - sent >= Self.retryAfter else { return false }
+        fetchSentAt = nil
+        return true
+    }
+}

@@ -1,0 +1,36 @@
+import Flux
+import FluxBusProtocol
+
+/// The wire's outcome records and ``DependencyExecution``'s settlements say the same four things; these convert
+/// between them, so that the dependency rule runs on what the coordinator released or the history recorded.
+extension DependencyExecution.Settlement {
+    /// A settlement from a status and its message (ignored for `ok`).
+    init(_ status: OutcomeStatus, message: String) {
+        switch status {
+        case .ok: self = .ok
+        case .failed: self = .failed(message)
+        case .skipped: self = .skipped(message)
+        case .lost: self = .lost(message)
+        }
+    }
+
+    /// The status that reports this settlement on the wire.
+    var status: OutcomeStatus {
+        switch self {
+        case .ok: .ok
+        case .failed: .failed
+        case .skipped: .skipped
+        case .lost: .lost
+        }
+    }
+}
+
+extension StoreOutput {
+    /// How the store ended, as a dependency of the stores waiting for it.
+    var settlement: DependencyExecution.Settlement { .init(status, message: message) }
+}
+
+extension StoreResult {
+    /// How the store ended, as a dependency of the stores waiting for it.
+    var settlement: DependencyExecution.Settlement { .init(status, message: message) }
+}

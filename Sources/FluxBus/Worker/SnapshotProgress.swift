@@ -1,0 +1,52 @@
+import Flux
+import FluxBusProtocol
+
+/// How far SNAPSHOTs brought the hosted stores. A store a snapshot brought to `S` does not run `S` or earlier again,
+/// while the worker's own applied sequence is below `S`. Also the snapshots that came before their WELCOME, and each
+/// store's state at start, which an empty snapshot ("the store did not exist yet") restores.
+struct SnapshotProgress {
+    /// Store → the sequence a snapshot brought it to, while that is beyond the worker's applied sequence.
+    private var appliedThrough: [String: UInt64] = [:]
+    /// Snapshots that arrived before their WELCOME, by store; installed when a WELCOME of their epoch arrives.
+    private var held: [String: Message.Snapshot] = [:]
+    /// Each store's state when the worker started, before any checkpoint.
+    private let initialStates: [String: [UInt8]]
+
+    init(stores: [AnyStore]) {
+        var states: [String: [UInt8]] = [:]
+        for store in stores { states[store.name] = try? store.encodedState() }
+        initialStates = states
+    }
+
+    /// The sequence a snapshot (or a checkpoint that kept one's mark) brought `store` to, if beyond the worker's.
+    func appliedThrough(_ store: String) -> UInt64? { appliedThrough[store] }
+
+    /// Records that `store` has applied through `sequence`.
+    mutating func mark(_ store: String, through sequence: UInt64) { appliedThrough[store] = sequence }
+
+    /// Whether `store` still runs dispatch `sequence`: not if a snapshot brought it that far.
+    func runs(_ store: String, _ sequence: UInt64) -> Bool { appliedThrough[store].map { $0 < sequence } ?? true }
+
+    /// The lowest sequence any of `stores` has applied through, one without a mark counting as `applied`: the
+    /// worker's applied sequence may rise to it.
+    func floor(of stores: [AnyStore], applied: UInt64) -> UInt64 {
+        stores.map { appliedThrough[$0.name] ?? applied }.min() ?? applied
+    }
+
+    /// Drops the marks the worker's applied sequence has reached.
+    mutating func forget(through applied: UInt64) {
+        if !appliedThrough.isEmpty { appliedThrough = appliedThrough.filter { $0.value > applied } }
+    }
+
+    /// The state an empty snapshot restores `store` to.
+    func initialState(of store: String) -> [UInt8] { initialStates[store] ?? [] }
+
+    /// Keeps a snapshot until its WELCOME arrives; a later one for the same store replaces it.
+    mutating func hold(_ snapshot: Message.Snapshot) { held[snapshot.store] = snapshot }
+
+    /// The snapshots held, by store name, no longer held.
+    mutating func takeHeld() -> [Message.Snapshot] {
+        defer { held = [:] }
+        return held.values.sorted { $0.store < $1.store }
+    }
+}

@@ -1,0 +1,77 @@
+import Flux
+import FluxBusProtocol
+import Logging
+
+/// Joining and catching up: HELLO, WELCOME, the FETCHes for what the worker lacks, and READY once it has it all.
+/// The rules live in ``CoordinatorSession`` and ``CatchUp``; this carries out what they decide.
+extension WorkerEngine {
+
+    func sayHello() {
+        session.saidHello(at: now)
+        let declarations = stores.map { store in
+            StoreDeclaration(
+                name: store.name, dependsOn: store.dependencies, handlesAll: store.handlesAllActions,
+                handles: store.actionNames, lastApplied: lastApplied)
+        }
+        send(.hello(.init(workerID: id, instance: instance, stores: declarations)))
+    }
+
+    func welcomed(_ welcome: Message.Welcome) {
+        // No check that `welcome.sequence >= lastApplied`: with a durable log the coordinator refuses a HELLO beyond
+        // its history, and the dispatch in flight when it stopped comes again under the new epoch with the same
+        // sequence, so a worker may legitimately be one (or more) ahead; it re-acknowledges what it applied.
+        let restarted = session.welcomed(welcome)
+        if restarted {
+            logger.notice("coordinator restarted; rejoined under a new epoch", metadata: ["epoch": "\(welcome.epoch)"])
+        }
+        catchUp.welcomed(at: welcome.sequence, restarted: restarted)
+        logger[metadataKey: "epoch"] = "\(epoch)"
+        installSnapshotsHeld(for: welcome.epoch)
+        if session.subscribe(to: welcome.publishEndpoint) { pendingSubscription(welcome.publishEndpoint) }
+        emit(.welcomed(epoch: epoch, sequence: welcome.sequence))
+        logger.info("welcomed, catching up", metadata: ["seq": "\(lastApplied)", "target": "\(welcome.sequence)"])
+        fetchWhatIsMissing()
+    }
+
+    /// Sends READY once caught up, with a working subscription and nothing in hand.
+    func readyIfCaughtUp() {
+        guard phase == .catchingUp, session.heardOnSubscriber, current == nil, catchUp.isCaughtUp(applied: lastApplied)
+        else { return }
+        session.wentLive()
+        send(.ready(.init(epoch: epoch, lastApplied: lastApplied)))
+        emit(.live(sequence: lastApplied))
+        logger.info("live", metadata: ["seq": "\(lastApplied)"])
+    }
+
+    /// Fetches what the coordinator has that we lack, including a dispatch in hand it has moved past (to settle it
+    /// from the record); then READY, if that was all.
+    func fetchWhatIsMissing() {
+        let inHand = current.map { (sequence: $0.sequence, begunAt: $0.begunAt) }
+        if let range = catchUp.wanted(applied: lastApplied, inHand: inHand, now: now, patience: heartbeatInterval) {
+            requestFetch(from: range.lowerBound, to: range.upperBound)
+        }
+        readyIfCaughtUp()
+    }
+
+    /// Sends a FETCH, unless one was sent too recently.
+    func requestFetch(from: UInt64, to: UInt64) {
+        guard catchUp.mayFetch(through: to, at: now) else { return }
+        send(.fetch(.init(epoch: epoch, from: from, to: to)))
+    }
+
+    /// Whether a message belongs to the epoch we joined. A newer epoch on the stream means the coordinator
+    /// restarted: join it again.
+    func isCurrentEpoch(_ messageEpoch: UInt64, fromSubscriber: Bool) -> Bool {
+        switch session.check(messageEpoch, fromSubscriber: fromSubscriber) {
+        case .current(let firstOnSubscriber):
+            if firstOnSubscriber { readyIfCaughtUp() }
+            return true
+        case .newer:
+            logger.notice("a new coordinator epoch appeared; joining again", metadata: ["new": "\(messageEpoch)"])
+            sayHello()
+            return false
+        case .ignored:
+            return false
+        }
+    }
+}

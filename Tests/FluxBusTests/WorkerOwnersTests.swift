@@ -1,0 +1,88 @@
+import Flux
+import FluxBusProtocol
+import Testing
+
+@testable import FluxBus
+
+/// The worker engine's owners, alone: the rules the simulator exercises only through whole runs.
+@Suite("Worker owners: the dispatch in hand, acknowledgements, catching up")
+struct WorkerOwnersTests {
+    static func action(_ plan: [PlanStep], sequence: UInt64 = 7) -> Message.Action {
+        Message.Action(epoch: 1, sequence: sequence, actionType: "a", payload: Array("{}".utf8), error: nil, plan: plan)
+    }
+
+    /// `country` is remote; `city` (here) waits for it, `weather` (here) for nothing.
+    static let plan = [PlanStep(store: "country"), PlanStep(store: "city", waitsFor: ["country"]), PlanStep(store: "weather")]
+
+    @Test func aFailedRemoteDependencySkipsItsDependentHereAndIndependentStoresStillRun() {
+        var dispatch = LocalDispatch(action: Self.action(Self.plan), at: .zero, hosted: { $0 != "country" })
+        let weather = dispatch.nextRunnable()
+        #expect(weather?.store == "weather")
+        dispatch.record(StoreResult(store: "weather", status: .ok, digest: 0), output: nil)
+        let none = dispatch.nextRunnable()
+        #expect(none == nil)
+        #expect(!dispatch.isFinished)
+        dispatch.learn([StoreOutput(store: "country", status: .failed, message: "no such country")])
+        let city = dispatch.nextRunnable()
+        #expect(city?.store == "city")
+        #expect(city?.blockedBy?.reason == "waits for `country`, which failed")
+    }
+
+    @Test func aReleaseNamingAStoreThatRunsHereIsIgnored() {
+        var dispatch = LocalDispatch(action: Self.action(Self.plan), at: .zero, hosted: { _ in true })
+        dispatch.learn([StoreOutput(store: "country", status: .failed, message: "not ours to say")])
+        let first = dispatch.nextRunnable()
+        #expect(first?.store == "country" && first?.blockedBy == nil)
+    }
+
+    @Test func aReplayRecordsTheStoresMissingFromItsRecordAsLost() {
+        var dispatch = LocalDispatch(action: Self.action(Self.plan), at: .zero, hosted: { $0 == "city" })
+        dispatch.settleTheRest(as: .lost("not in the recorded history"))
+        let city = dispatch.nextRunnable()
+        #expect(city?.blockedBy?.reason == "waits for `country`, which was lost")
+    }
+
+    @Test func aStoreASnapshotCoversWaitsForItsRecordedOutcomeInstead() {
+        var dispatch = LocalDispatch(action: Self.action(Self.plan), at: .zero, hosted: { $0 != "weather" })
+        dispatch.stopRunning("country")
+        let none = dispatch.nextRunnable()
+        #expect(none == nil)
+        dispatch.learn([StoreOutput(store: "country", status: .ok, output: Array("1".utf8))])
+        let city = dispatch.nextRunnable()
+        #expect(city?.store == "city" && city?.blockedBy == nil)
+        #expect(city.map { dispatch.outputs(for: $0.step)["country"] != nil } == true)
+        dispatch.record(StoreResult(store: "city", status: .ok, digest: 0), output: nil)
+        #expect(dispatch.isFinished)
+    }
+
+    @Test func ackMemoryForgetsTheOldestPastItsLimitAndHandsTheNewestToACheckpoint() {
+        var memory = AckMemory()
+        for sequence in 1...UInt64(AckMemory.limit + 1) {
+            memory.remember(sequence, [StoreResult(store: "s", status: .ok, digest: sequence)])
+        }
+        memory.remember(9_999, [])
+        #expect(memory.results(for: 1) == nil)
+        #expect(memory.results(for: 2)?.first?.digest == 2)
+        #expect(memory.results(for: 9_999) == nil)
+        #expect(memory.recent(2, through: 100).map(\.sequence) == [99, 100])
+    }
+
+    @Test func catchingUpPacesItsFetchesAndFetchesADispatchInHandTheBusCompleted() {
+        var catchUp = CatchUp()
+        catchUp.heard(of: 20)
+        #expect(catchUp.wanted(applied: 5, inHand: nil, now: .zero, patience: .seconds(1)) == 6...20)
+        let soon = MonotonicTime.zero.advanced(by: .milliseconds(999))
+        let sent = catchUp.mayFetch(through: 20, at: .zero)
+        let again = catchUp.mayFetch(through: 20, at: soon)
+        catchUp.replayed(through: 19)
+        let afterPart = catchUp.mayFetch(through: 20, at: soon)
+        catchUp.replayed(through: 20)
+        let afterAll = catchUp.mayFetch(through: 20, at: soon)
+        #expect(sent && !again && !afterPart && afterAll)
+
+        let inHand = (sequence: UInt64(21), begunAt: MonotonicTime.zero)
+        #expect(catchUp.wanted(applied: 20, inHand: inHand, now: .zero, patience: .seconds(1)) == nil)
+        catchUp.heardCompleted(21)
+        #expect(catchUp.wanted(applied: 20, inHand: inHand, now: .zero, patience: .seconds(1)) == 21...21)
+    }
+}
