@@ -58,7 +58,7 @@ struct InFlightDispatch {
     /// ok if any succeeded (the output comes from the first that did), lost if none answered. The rule is
     /// `DependencyExecution.Settlement.merging`, the one clients' summaries use too.
     static func settle(_ store: String, results: [(worker: String, result: StoreResult)], lostReason: String) -> StoreOutput {
-        let merged = DependencyExecution.Settlement.merging(results.map { .init($0.result.status, message: $0.result.message) })
+        let merged = DependencyExecution.Settlement.merging(results.map(\.result.settlement))
         switch merged {
         case .ok?:
             return StoreOutput(store: store, status: .ok, output: results.first { $0.result.status == .ok }?.result.output)

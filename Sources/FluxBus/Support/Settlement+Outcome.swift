@@ -1,9 +1,12 @@
-public import Flux
-public import FluxBusProtocol
+import Flux
+import FluxBusProtocol
 
+/// The wire's outcome records and ``DependencyExecution``'s settlements say the same four things; these convert
+/// between them, so that the dependency rule runs on what the coordinator released or the history recorded, and
+/// replicas' outcomes merge by one rule (`Settlement.merging`) in the coordinator and in clients' summaries.
 extension DependencyExecution.Settlement {
-    /// An outcome on the wire as the dependency-order executor sees it.
-    public init(_ status: OutcomeStatus, message: String) {
+    /// A settlement from a status and its message (ignored for `ok`).
+    init(_ status: OutcomeStatus, message: String) {
         switch status {
         case .ok: self = .ok
         case .failed: self = .failed(message)
@@ -12,8 +15,8 @@ extension DependencyExecution.Settlement {
         }
     }
 
-    /// The wire's outcome status for this settlement.
-    public var status: OutcomeStatus {
+    /// The status that reports this settlement on the wire.
+    var status: OutcomeStatus {
         switch self {
         case .ok: .ok
         case .failed: .failed
@@ -21,4 +24,14 @@ extension DependencyExecution.Settlement {
         case .lost: .lost
         }
     }
+}
+
+extension StoreOutput {
+    /// How the store ended, as a dependency of the stores waiting for it.
+    var settlement: DependencyExecution.Settlement { .init(status, message: message) }
+}
+
+extension StoreResult {
+    /// How the store ended, as a dependency of the stores waiting for it.
+    var settlement: DependencyExecution.Settlement { .init(status, message: message) }
 }
