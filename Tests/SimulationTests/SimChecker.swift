@@ -138,6 +138,20 @@ final class SimChecker {
         }
     }
 
+    /// What each worker's dependent store did in each dispatch, for the report of a divergence.
+    private var auditRuns: [String: [UInt64: OutcomeStatus]] = [:]
+
+    func applied(by worker: String, sequence: UInt64, store: String, status: OutcomeStatus) {
+        if store == SimAudit.name { auditRuns[worker, default: [:]][sequence] = status }
+    }
+
+    /// The sequences where two workers' audit replicas did different things.
+    private func auditDifferences(_ first: String, _ second: String) -> String {
+        let a = auditRuns[first] ?? [:], b = auditRuns[second] ?? [:]
+        let differing = Set(a.keys).union(b.keys).sorted().filter { a[$0] != b[$0] && a[$0] != nil && b[$0] != nil }
+        return differing.prefix(4).map { "#\($0) \(first) \(a[$0]!) / \(second) \(b[$0]!)" }.joined(separator: ", ")
+    }
+
     func workerStarted(_ index: Int, from checkpoint: UInt64?) {
         note("w\(index + 1) starts \(checkpoint.map { "from its checkpoint at #\($0)" } ?? "empty")")
     }
@@ -212,7 +226,8 @@ final class SimChecker {
         for (first, second) in zip(audits, audits.dropFirst()) where first.1 == second.1 && first.2 != second.2 {
             let at = zip(first.2, second.2).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(first.2.count, second.2.count)
             fail("replicas of audit diverged at #\(first.1): from entry \(at), \(first.0) holds \(Array(first.2[at...].prefix(4))) "
-                + "(\(first.2.count) in all), \(second.0) holds \(Array(second.2[at...].prefix(4))) (\(second.2.count) in all)")
+                + "(\(first.2.count) in all), \(second.0) holds \(Array(second.2[at...].prefix(4))) (\(second.2.count) in all); "
+                + "ran differently at: \(auditDifferences(first.0, second.0))")
         }
     }
 

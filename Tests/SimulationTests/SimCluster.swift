@@ -350,6 +350,8 @@ final class SimCluster {
                     at: now + Int64.random(in: 1_000...200_000, using: &random))
             case .writeCheckpoint(let checkpoint):
                 workers[index].checkpoint = checkpoint
+            case .event(.applied(let sequence, let store, let status)):
+                checker.applied(by: workers[index].id, sequence: sequence, store: store, status: status)
             case .event:
                 break
             case .stop(let error):

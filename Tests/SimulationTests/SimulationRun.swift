@@ -18,6 +18,8 @@ struct SimulationRun {
 
     init(seed: UInt64, mutation: PlantedBug? = nil, faults: FaultPlan? = nil, topology: SimTopology = .remoteDependents) {
         let cluster = SimCluster(seed: seed, faults: faults, topology: topology, mutation: mutation)
+        // The plan as drawn: quiesce() turns the faults off, and a report must say what the run went through.
+        self.faults = cluster.faults
         cluster.run(until: Self.faultyPhase)
         if cluster.checker.violation == nil {
             cluster.quiesce()
@@ -34,7 +36,6 @@ struct SimulationRun {
             cluster.checker.checkAtEnd()
         }
         self.seed = seed
-        self.faults = cluster.faults
         steps = cluster.steps
         violation = cluster.checker.violation
         recentSteps = violation == nil ? [] : cluster.checker.recentSteps
