@@ -45,14 +45,15 @@ final class SimCluster {
     let checker: SimChecker
     private(set) var now: Int64 = 0
     private(set) var steps = 0
-    private var agenda = EventQueue<Event>()
-    private let codec = Codec()
+    var agenda = EventQueue<Event>()
+    let codec = Codec()
+    /// Per-connection FIFO: the latest arrival scheduled on each connection, which a later message never overtakes.
+    var lastArrival: [Int: Int64] = [:]
     private let logger = Logger(label: "sim", factory: { _ in SwiftLogNoOpLogHandler() })
     let configuration: CoordinatorConfiguration
     let disk = SimulatedDisk()
-    private(set) var coordinator: CoordinatorEngine?
-    private var coordinatorIncarnation = 0
-    private var coordinatorDownSince: Int64?
+    var coordinator: CoordinatorEngine?
+    var coordinatorIncarnation = 0
     var workers: [WorkerNode]
     var clients: [SimClient]
     /// Whether faults are still injected; ``quiesce()`` ends them.
@@ -190,7 +191,7 @@ final class SimCluster {
         }
     }
 
-    private var time: MonotonicTime { MonotonicTime(nanoseconds: now * 1_000) }
+    var time: MonotonicTime { MonotonicTime(nanoseconds: now * 1_000) }
 
     /// A stalled worker handles nothing until the stall ends: its input waits, in order.
     private func postponedByStall(_ event: Event, worker index: Int) -> Bool {
@@ -207,54 +208,9 @@ final class SimCluster {
         }
     }
 
-    // MARK: - Faults
-
-    /// Every 100 ms of simulated time: each fault of the plan, by its rate.
-    private func injectFaults() {
-        func happens(_ ratePerSecond: Double) -> Bool {
-            ratePerSecond > 0 && Double.random(in: 0..<1, using: &random) < ratePerSecond / 10
-        }
-        let index = Int.random(in: 0..<workers.count, using: &random)
-        if happens(faults.partitionRate), workers[index].engine != nil, !workers[index].partitioned {
-            workers[index].partitioned = true
-            workers[index].generation += 1
-            checker.note("fault: partition w\(index + 1)")
-            agenda.schedule(.healPartition(index), at: now + Int64.random(in: 100_000...3_000_000, using: &random))
-        }
-        if happens(faults.workerCrashRate), workers[index].engine != nil {
-            crashWorker(index)
-            agenda.schedule(.workerRestart(index), at: now + Int64.random(in: 100_000...2_000_000, using: &random))
-        }
-        if happens(faults.stallRate), workers[index].engine != nil {
-            workers[index].stalledUntil = now + Int64.random(in: 50_000...1_500_000, using: &random)
-            checker.note("fault: stall w\(index + 1) until \(self.workers[index].stalledUntil)")
-        }
-        if happens(faults.coordinatorCrashRate), coordinator != nil {
-            crashCoordinator()
-        }
-    }
-
-    func crashWorker(_ index: Int) {
-        checker.note("fault: crash w\(index + 1)")
-        workers[index].engine = nil
-        workers[index].generation += 1
-        workers[index].subscribed = false
-        workers[index].subscriptionReady = false
-        workers[index].stalledUntil = 0
-    }
-
-    func crashCoordinator() {
-        checker.note("fault: crash the coordinator")
-        coordinator = nil
-        coordinatorIncarnation += 1
-        for index in workers.indices { workers[index].generation += 1 }
-        for index in clients.indices { clients[index].generation += 1 }
-        agenda.schedule(.coordinatorRestart, at: now + Int64.random(in: 100_000...1_500_000, using: &random))
-    }
-
     // MARK: - Starting
 
-    private func startCoordinator() {
+    func startCoordinator() {
         let log = SimulatedLog(disk: disk) { [unowned self] in
             faults.flushFailure > 0 && Double.random(in: 0..<1, using: &random) < faults.flushFailure
         }
@@ -308,106 +264,6 @@ final class SimCluster {
         agenda.schedule(.workerTick(index, incarnation: node.incarnation), at: now + 10_000)
         agenda.schedule(.workerCheckpoint(index, incarnation: node.incarnation), at: now + 1_000_000)
     }
-
-    // MARK: - Effects
-
-    private func perform(_ effects: [CoordinatorEffect]) {
-        for effect in effects {
-            switch effect {
-            case .send(let message, let routingID):
-                let frames = codec.encode(message)
-                checker.coordinatorSent(message)
-                if let index = workers.firstIndex(where: { $0.routingID == routingID }) {
-                    deliver(.toWorker(index, frames, fromSubscriber: false, generation: workers[index].generation), link: 3 * index)
-                } else if let index = clients.firstIndex(where: { $0.routingID == routingID }) {
-                    deliver(.toClient(index, frames, generation: clients[index].generation), link: 100 + index)
-                }
-            case .publish(let message):
-                let frames = codec.encode(message)
-                checker.coordinatorSent(message)
-                for index in workers.indices where workers[index].subscriptionReady && !workers[index].partitioned {
-                    if faults.publishLoss > 0, Double.random(in: 0..<1, using: &random) < faults.publishLoss { continue }
-                    deliver(.toWorker(index, frames, fromSubscriber: true, generation: workers[index].generation), link: 3 * index + 1)
-                }
-            case .storageFailed(let error):
-                checker.note("the coordinator stops: \(error.message)")
-                crashCoordinator()
-            }
-        }
-    }
-
-    private func perform(_ effects: [WorkerEffect], worker index: Int) {
-        for effect in effects {
-            switch effect {
-            case .send(let message):
-                guard !workers[index].partitioned else { continue }
-                deliver(.toCoordinator(codec.encode(message).prepended(workers[index].routingID),
-                                       link: .worker(index, generation: workers[index].generation)), link: 3 * index + 2)
-            case .subscribe:
-                workers[index].subscribed = true
-                agenda.schedule(
-                    .subscriptionUp(index, incarnation: workers[index].incarnation),
-                    at: now + Int64.random(in: 1_000...200_000, using: &random))
-            case .writeCheckpoint(let checkpoint):
-                workers[index].checkpoint = checkpoint
-            case .event(.applied(let sequence, let store, let status)):
-                checker.applied(by: workers[index].id, sequence: sequence, store: store, status: status)
-            case .event:
-                break
-            case .stop(let error):
-                if let error { checker.fail("worker \(workers[index].id) stopped: \(error.message)") }
-                workers[index].engine = nil
-            }
-        }
-    }
-
-    /// Sends from a client to the coordinator.
-    func send(_ message: Message, from client: SimClient) {
-        deliver(.toCoordinator(codec.encode(message).prepended(client.routingID),
-                               link: .client(client.index, generation: client.generation)), link: 200 + client.index)
-    }
-
-    func schedule(_ event: Event, after micros: Int64) { agenda.schedule(event, at: now + micros) }
-
-    /// Per-connection FIFO: a message never overtakes an earlier one on the same connection.
-    private var lastArrival: [Int: Int64] = [:]
-
-    private func deliver(_ event: Event, link: Int) {
-        let latency = Int64.random(in: faults.latency, using: &random)
-        let arrival = max(lastArrival[link] ?? 0, now + latency)
-        lastArrival[link] = arrival
-        agenda.schedule(event, at: arrival)
-    }
-
-    private func describe(_ event: Event) -> String {
-        switch event {
-        case .toCoordinator(let frames, let link): "→coordinator from \(link): \(summary(Array(frames.dropFirst())))"
-        case .toWorker(let index, let frames, let sub, _): "→w\(index + 1)\(sub ? " (sub)" : ""): \(summary(frames))"
-        case .toClient(let index, let frames, _): "→client\(index): \(summary(frames))"
-        default: "\(event)"
-        }
-    }
-
-    private func summary(_ frames: [[UInt8]]) -> String {
-        guard let messages = try? codec.decodeAll(frames) else { return "malformed" }
-        return messages.prefix(3).map { SimChecker.brief($0) }.joined(separator: ", ") + (messages.count > 3 ? " …(\(messages.count))" : "")
-    }
-}
-
-/// Which stores each simulated worker hosts.
-struct SimTopology {
-    let stores: [[any Store.Type]]
-
-    /// Two replicas of each store, and every replica of the audit store on a worker without the ledger: each
-    /// dependent learns the ledger's outcome from the coordinator's RELEASE.
-    static let remoteDependents = SimTopology(stores: [
-        [SimLedger.self, SimTally.self], [SimLedger.self], [SimAudit.self, SimTally.self], [SimAudit.self],
-    ])
-
-    /// One audit replica beside a ledger replica, resolving the dependency locally, and one remote.
-    static let colocatedDependent = SimTopology(stores: [
-        [SimLedger.self, SimTally.self], [SimLedger.self, SimAudit.self], [SimAudit.self, SimTally.self],
-    ])
 }
 
 extension Array where Element == [UInt8] {

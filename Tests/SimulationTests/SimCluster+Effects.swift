@@ -1,0 +1,86 @@
+import Flux
+@testable import FluxBus
+import FluxBusProtocol
+
+/// What the engines' effects do on the simulated network: sends with latency and FIFO per connection, PUB with
+/// loss, checkpoints to the simulated disk; and how a step is described in a trace.
+extension SimCluster {
+    func perform(_ effects: [CoordinatorEffect]) {
+        for effect in effects {
+            switch effect {
+            case .send(let message, let routingID):
+                let frames = codec.encode(message)
+                checker.coordinatorSent(message)
+                if let index = workers.firstIndex(where: { $0.routingID == routingID }) {
+                    deliver(.toWorker(index, frames, fromSubscriber: false, generation: workers[index].generation), link: 3 * index)
+                } else if let index = clients.firstIndex(where: { $0.routingID == routingID }) {
+                    deliver(.toClient(index, frames, generation: clients[index].generation), link: 100 + index)
+                }
+            case .publish(let message):
+                let frames = codec.encode(message)
+                checker.coordinatorSent(message)
+                for index in workers.indices where workers[index].subscriptionReady && !workers[index].partitioned {
+                    if faults.publishLoss > 0, Double.random(in: 0..<1, using: &random) < faults.publishLoss { continue }
+                    deliver(.toWorker(index, frames, fromSubscriber: true, generation: workers[index].generation), link: 3 * index + 1)
+                }
+            case .storageFailed(let error):
+                checker.note("the coordinator stops: \(error.message)")
+                crashCoordinator()
+            }
+        }
+    }
+
+    func perform(_ effects: [WorkerEffect], worker index: Int) {
+        for effect in effects {
+            switch effect {
+            case .send(let message):
+                guard !workers[index].partitioned else { continue }
+                deliver(.toCoordinator(codec.encode(message).prepended(workers[index].routingID),
+                                       link: .worker(index, generation: workers[index].generation)), link: 3 * index + 2)
+            case .subscribe:
+                workers[index].subscribed = true
+                agenda.schedule(
+                    .subscriptionUp(index, incarnation: workers[index].incarnation),
+                    at: now + Int64.random(in: 1_000...200_000, using: &random))
+            case .writeCheckpoint(let checkpoint):
+                workers[index].checkpoint = checkpoint
+            case .event(.applied(let sequence, let store, let status)):
+                checker.applied(by: workers[index].id, sequence: sequence, store: store, status: status)
+            case .event:
+                break
+            case .stop(let error):
+                if let error { checker.fail("worker \(workers[index].id) stopped: \(error.message)") }
+                workers[index].engine = nil
+            }
+        }
+    }
+
+    /// Sends from a client to the coordinator.
+    func send(_ message: Message, from client: SimClient) {
+        deliver(.toCoordinator(codec.encode(message).prepended(client.routingID),
+                               link: .client(client.index, generation: client.generation)), link: 200 + client.index)
+    }
+
+    func schedule(_ event: Event, after micros: Int64) { agenda.schedule(event, at: now + micros) }
+
+    func deliver(_ event: Event, link: Int) {
+        let latency = Int64.random(in: faults.latency, using: &random)
+        let arrival = max(lastArrival[link] ?? 0, now + latency)
+        lastArrival[link] = arrival
+        agenda.schedule(event, at: arrival)
+    }
+
+    func describe(_ event: Event) -> String {
+        switch event {
+        case .toCoordinator(let frames, let link): "→coordinator from \(link): \(summary(Array(frames.dropFirst())))"
+        case .toWorker(let index, let frames, let sub, _): "→w\(index + 1)\(sub ? " (sub)" : ""): \(summary(frames))"
+        case .toClient(let index, let frames, _): "→client\(index): \(summary(frames))"
+        default: "\(event)"
+        }
+    }
+
+    func summary(_ frames: [[UInt8]]) -> String {
+        guard let messages = try? codec.decodeAll(frames) else { return "malformed" }
+        return messages.prefix(3).map { SimChecker.brief($0) }.joined(separator: ", ") + (messages.count > 3 ? " …(\(messages.count))" : "")
+    }
+}

@@ -1,0 +1,49 @@
+import Flux
+@testable import FluxBus
+import FluxBusProtocol
+
+/// The faults a seed's plan injects, and the crashes scenarios script.
+extension SimCluster {
+    /// Every 100 ms of simulated time: each fault of the plan, by its rate.
+    func injectFaults() {
+        func happens(_ ratePerSecond: Double) -> Bool {
+            ratePerSecond > 0 && Double.random(in: 0..<1, using: &random) < ratePerSecond / 10
+        }
+        let index = Int.random(in: 0..<workers.count, using: &random)
+        if happens(faults.partitionRate), workers[index].engine != nil, !workers[index].partitioned {
+            workers[index].partitioned = true
+            workers[index].generation += 1
+            checker.note("fault: partition w\(index + 1)")
+            agenda.schedule(.healPartition(index), at: now + Int64.random(in: 100_000...3_000_000, using: &random))
+        }
+        if happens(faults.workerCrashRate), workers[index].engine != nil {
+            crashWorker(index)
+            agenda.schedule(.workerRestart(index), at: now + Int64.random(in: 100_000...2_000_000, using: &random))
+        }
+        if happens(faults.stallRate), workers[index].engine != nil {
+            workers[index].stalledUntil = now + Int64.random(in: 50_000...1_500_000, using: &random)
+            checker.note("fault: stall w\(index + 1) until \(self.workers[index].stalledUntil)")
+        }
+        if happens(faults.coordinatorCrashRate), coordinator != nil {
+            crashCoordinator()
+        }
+    }
+
+    func crashWorker(_ index: Int) {
+        checker.note("fault: crash w\(index + 1)")
+        workers[index].engine = nil
+        workers[index].generation += 1
+        workers[index].subscribed = false
+        workers[index].subscriptionReady = false
+        workers[index].stalledUntil = 0
+    }
+
+    func crashCoordinator() {
+        checker.note("fault: crash the coordinator")
+        coordinator = nil
+        coordinatorIncarnation += 1
+        for index in workers.indices { workers[index].generation += 1 }
+        for index in clients.indices { clients[index].generation += 1 }
+        agenda.schedule(.coordinatorRestart, at: now + Int64.random(in: 100_000...1_500_000, using: &random))
+    }
+}

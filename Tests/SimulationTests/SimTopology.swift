@@ -1,0 +1,17 @@
+import Flux
+
+/// Which stores each simulated worker hosts.
+struct SimTopology {
+    let stores: [[any Store.Type]]
+
+    /// Two replicas of each store, and every replica of the audit store on a worker without the ledger: each
+    /// dependent learns the ledger's outcome from the coordinator's RELEASE.
+    static let remoteDependents = SimTopology(stores: [
+        [SimLedger.self, SimTally.self], [SimLedger.self], [SimAudit.self, SimTally.self], [SimAudit.self],
+    ])
+
+    /// One audit replica beside a ledger replica, resolving the dependency locally, and one remote.
+    static let colocatedDependent = SimTopology(stores: [
+        [SimLedger.self, SimTally.self], [SimLedger.self, SimAudit.self], [SimAudit.self, SimTally.self],
+    ])
+}
