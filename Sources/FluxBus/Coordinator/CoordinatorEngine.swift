@@ -81,7 +81,6 @@ final class CoordinatorEngine {
         self.membership = Membership(topology: configuration.topology)
         self.log = log
         queue = RequestQueue(limit: configuration.queueLimit)
-        outbox.hold()
         lastLogged = recovered.lastSequence
         lastSequence = recovered.lastCompleted
         lastCompleted = recovered.lastCompleted
@@ -123,7 +122,6 @@ final class CoordinatorEngine {
             case .peer(let routingID): .send(message, to: routingID)
             }
         }
-        outbox.hold()
         effects += pendingEffects
         pendingEffects.removeAll()
         return effects
@@ -196,7 +194,7 @@ final class CoordinatorEngine {
     // MARK: - Output
 
     func send(_ message: Message, to routingID: [UInt8]) {
-        _ = outbox.hold(message, for: .peer(routingID))
+        outbox.hold(message, for: .peer(routingID))
     }
 
     func send(_ message: Message, toWorker workerID: String) {
@@ -206,7 +204,7 @@ final class CoordinatorEngine {
 
     func publish(_ message: Message) {
         lastPublishAt = now
-        _ = outbox.hold(message, for: .stream)
+        outbox.hold(message, for: .stream)
     }
 
     /// The log cannot be written: the shell stops the coordinator.

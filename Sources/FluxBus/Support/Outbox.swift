@@ -1,35 +1,28 @@
 import FluxBusProtocol
 
-/// Messages held while a burst of input is handled, then sent together: a destination's one message as it is, several
-/// as BUNDLEs. A batch's thousand ACTIONs, or a worker's thousand ACKs, then cost a few sends and wake-ups instead of
+/// An engine's messages, held until its shell takes its effects, then sent together: a destination's one message as
+/// it is, several as BUNDLEs. A batch's thousand ACTIONs, or a worker's thousand ACKs, then cost a few sends and wake-ups instead of
 /// a thousand, and nothing else changes: a BUNDLE is handled in order, as its messages would have been.
 struct Outbox<Destination: Hashable> {
     /// At most this many messages, or about this many bytes, in one BUNDLE.
     static var bundleCount: Int { 1_024 }
     static var bundleBytes: Int { 256 << 10 }
 
-    private(set) var isHolding = false
     private var order: [Destination] = []
     private var held: [Destination: [Message]] = [:]
     private(set) var count = 0
 
-    /// From now on, ``hold(_:for:)`` keeps messages until ``release(codec:)``.
-    mutating func hold() { isHolding = true }
-
-    /// Keeps `message` for `destination` when holding; false when not, and the caller sends it now.
-    mutating func hold(_ message: Message, for destination: Destination) -> Bool {
-        guard isHolding else { return false }
+    /// Keeps `message` for `destination` until ``release(codec:)``.
+    mutating func hold(_ message: Message, for destination: Destination) {
         if held[destination] == nil { order.append(destination) }
         held[destination, default: []].append(message)
         count += 1
-        return true
     }
 
-    /// Stops holding, and returns what to send: per destination, in the order first held, single messages or
+    /// Returns what to send, and starts empty again: per destination, in the order first held, single messages or
     /// BUNDLEs of them, each destination's messages in their order.
     mutating func release(codec: Codec) -> [(destination: Destination, message: Message)] {
         defer {
-            isHolding = false
             order.removeAll(keepingCapacity: true)
             held.removeAll(keepingCapacity: true)
             count = 0

@@ -73,7 +73,6 @@ final class WorkerEngine {
         self.codec = Codec()
         self.logger = logger
         self.logger[metadataKey: "worker"] = "\(id)"
-        outbox.hold()
     }
 
     // MARK: - Input
@@ -103,7 +102,6 @@ final class WorkerEngine {
         }
         pendingEffects.removeAll()
         effects += outbox.release(codec: codec).map { WorkerEffect.send($0.message) }
-        outbox.hold()
         if let stop { effects.append(stop) }
         return effects
     }
@@ -180,7 +178,7 @@ final class WorkerEngine {
     // MARK: - Effects
 
     func send(_ message: Message) {
-        _ = outbox.hold(message, for: 0)
+        outbox.hold(message, for: 0)
     }
 
     func emit(_ event: WorkerEvent) { pendingEffects.append(.event(event)) }
