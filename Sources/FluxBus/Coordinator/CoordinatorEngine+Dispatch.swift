@@ -202,7 +202,7 @@ extension CoordinatorEngine {
 
     /// Re-sends the oldest ACTION in flight to silent replicas, with doubling gaps, and writes off those still silent
     /// at its deadline, so that one stuck worker never stalls the bus.
-    func checkInFlight(now: MonotonicTime) {
+    func checkInFlight() {
         guard let head = flights.head else { return }
         if now >= flights[head].deadline {
             for worker in flights[head].silentWorkers.sorted() {

@@ -23,7 +23,7 @@ extension CoordinatorEngine {
     // MARK: - Restart
 
     /// Ends the wait for the previous run's stores once each has a live replica again, or the grace period is over.
-    func checkRecovery(now: MonotonicTime) {
+    func checkRecovery() {
         guard let (stores, until) = recovery else { return }
         let missing = stores.filter { membership.liveReplicas(of: $0).isEmpty }
         if missing.isEmpty || now >= until {
@@ -78,7 +78,7 @@ extension CoordinatorEngine {
 
     /// Once the log holds a quarter more than it must retain, asks one live replica of every known store for its
     /// state; when they have answered (or the round times out), drops what every store's snapshot covers.
-    func compactIfDue(now: MonotonicTime) {
+    func compactIfDue() {
         if snapshotRounds.isUnderWay {
             if snapshotRounds.endIfOver(at: now) { compact() }
             return

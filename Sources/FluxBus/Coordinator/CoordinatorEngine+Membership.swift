@@ -21,7 +21,7 @@ extension CoordinatorEngine {
     }
 
 
-    func join(_ hello: Message.Hello, routingID: [UInt8], now: MonotonicTime) {
+    func join(_ hello: Message.Hello, routingID: [UInt8]) {
         guard Array(hello.workerID.utf8) == routingID else {
             return refuse(hello, code: .invalidDeclaration, reason:
                 "worker id `\(hello.workerID)` differs from the connection's routing id `\(Self.describe(routingID))`; "
@@ -101,7 +101,7 @@ extension CoordinatorEngine {
         // in order and fetches any gap before it runs that dispatch.
         membership.setState(.live, of: workerID)
         logger.info("worker live", metadata: ["worker": "\(workerID)", "seq": "\(ready.lastApplied)"])
-        checkRecovery(now: now)
+        checkRecovery()
     }
 
     func receiveHeartbeat(_ heartbeat: Message.Heartbeat, routingID: [UInt8]) {

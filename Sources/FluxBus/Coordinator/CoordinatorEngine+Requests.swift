@@ -76,7 +76,7 @@ extension CoordinatorEngine {
         workerByRoutingID[routingID].map { "worker:\($0)" } ?? "client:\(Self.describe(routingID))"
     }
 
-    func forwardStateRequest(_ request: Message.StateRequest, routingID: [UInt8], now: MonotonicTime) {
+    func forwardStateRequest(_ request: Message.StateRequest, routingID: [UInt8]) {
         guard membership.stores[request.store] != nil else {
             return send(.error(.init(requestID: request.requestID, code: .unknownStore,
                                      message: "no store named `\(request.store)` is on the bus; `fluxbus status` lists them")),

@@ -73,7 +73,7 @@ final class CoordinatorEngine {
         lastPublishAt = now
         policing = PeerPolicing(
             maxMalformedPerSecond: configuration.maxMalformedPerSecond, quarantine: configuration.quarantine,
-            rejectInterval: configuration.heartbeatInterval * configuration.livenessIntervals, now: now)
+            rejectInterval: Self.deadline(configuration), now: now)
         self.advertisedPublishEndpoint = advertisedPublishEndpoint
         self.logger = logger
         self.logger[metadataKey: "epoch"] = "\(epoch)"
@@ -98,7 +98,12 @@ final class CoordinatorEngine {
         log.beginEpoch(epoch)
     }
 
-    var deadline: Duration { configuration.heartbeatInterval * configuration.livenessIntervals }
+    /// How long a peer may stay silent before it is written off.
+    var deadline: Duration { Self.deadline(configuration) }
+
+    private static func deadline(_ configuration: CoordinatorConfiguration) -> Duration {
+        configuration.heartbeatInterval * configuration.livenessIntervals
+    }
 
     // MARK: - Input
 
@@ -154,17 +159,17 @@ final class CoordinatorEngine {
                     + (userID.map { "the key named `\($0)`" } ?? "a connection without a key"), from: routingID)
         }
         if let workerID { membership.heard(from: workerID, at: now) }
-        for message in messages { handle(message, routingID: routingID, userID: userID, now: now) }
+        for message in messages { handle(message, routingID: routingID, userID: userID) }
     }
 
     /// Handles one decoded message (a BUNDLE's are handled one by one, in order).
-    private func handle(_ message: Message, routingID: [UInt8], userID: String?, now: MonotonicTime) {
+    private func handle(_ message: Message, routingID: [UInt8], userID: String?) {
         switch message {
         case .hello(let hello):
             if let refusal = authorizationRefusal(for: hello, userID: userID) {
                 return refuse(hello, code: .unauthorized, reason: refusal, to: routingID)
             }
-            join(hello, routingID: routingID, now: now)
+            join(hello, routingID: routingID)
         case .ready(let ready): markReady(ready, routingID: routingID)
         case .ack(let ack): receiveAck(ack, routingID: routingID)
         case .heartbeat(let heartbeat): receiveHeartbeat(heartbeat, routingID: routingID)
@@ -176,7 +181,7 @@ final class CoordinatorEngine {
         case .dispatchBatch(let batch): enqueue(requestID: batch.requestID, batch.actions, isBatch: true, routingID: routingID)
         case .statusRequest(let request): send(.status(status(requestID: request.requestID)), to: routingID)
         case .graphRequest(let request): send(.graph(graph(requestID: request.requestID)), to: routingID)
-        case .stateRequest(let request): forwardStateRequest(request, routingID: routingID, now: now)
+        case .stateRequest(let request): forwardStateRequest(request, routingID: routingID)
         case .state(let state) where snapshotRounds.awaits(state.requestID): receiveSnapshot(state, routingID: routingID)
         case .state(let state): forwardState(state, routingID: routingID)
         case .error(let error) where workerByRoutingID[routingID] != nil && snapshotRounds.awaits(error.requestID):
@@ -233,10 +238,10 @@ final class CoordinatorEngine {
                 markLost(worker.id, reason: "silent for \((now - worker.lastHeard).milliseconds) ms")
             }
         }
-        checkInFlight(now: now)
+        checkInFlight()
         policing.prune(at: now)
-        checkRecovery(now: now)
-        compactIfDue(now: now)
+        checkRecovery()
+        compactIfDue()
         for requester in stateQueries.expire(at: now) {
             send(.error(.init(requestID: requester.requestID, code: .timeout,
                               message: "the replica did not answer the state request in time; try again")),

@@ -1,8 +1,9 @@
 import FluxBusProtocol
 
 /// An engine's messages, held until its shell takes its effects, then sent together: a destination's one message as
-/// it is, several as BUNDLEs. A batch's thousand ACTIONs, or a worker's thousand ACKs, then cost a few sends and wake-ups instead of
-/// a thousand, and nothing else changes: a BUNDLE is handled in order, as its messages would have been.
+/// it is, several as BUNDLEs. A batch's thousand ACTIONs, or a worker's thousand ACKs, then cost a few sends and
+/// wake-ups instead of a thousand, and nothing else changes: a BUNDLE is handled in order, as its messages would have
+/// been.
 struct Outbox<Destination: Hashable> {
     /// At most this many messages, or about this many bytes, in one BUNDLE.
     static var bundleCount: Int { 1_024 }
