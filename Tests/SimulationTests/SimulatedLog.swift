@@ -61,15 +61,9 @@ final class SimulatedLog: LogStorage {
         recovered.lastEpoch = disk.epochs.max() ?? 0
         for sequence in sequences where sequence > recovered.lastCompleted {
             let row = disk.actions[sequence]!
-            if let first = row.batchFirst, let last = recovered.pending.last, last.batchFirst == first {
-                recovered.pending[recovered.pending.count - 1] = LogPending(
-                    sequence: last.sequence, requestID: last.requestID, actions: last.actions + [row.action],
-                    batchFirst: first, batchSize: last.batchSize)
-            } else {
-                recovered.pending.append(LogPending(
-                    sequence: sequence, requestID: row.requestID, actions: [row.action], batchFirst: row.batchFirst,
-                    batchSize: row.batchSize))
-            }
+            recovered.addPending(
+                sequence: sequence, action: row.action, requestID: row.requestID, batchFirst: row.batchFirst,
+                batchSize: row.batchSize)
         }
         recovered.stores = disk.stores
         snapshots = disk.snapshots

@@ -15,17 +15,13 @@ import GRDBSQLite
 final class ActionLog: LogStorage {
     typealias Sync = LogSync
 
-    typealias Pending = LogPending
-    typealias Snapshot = LogSnapshot
-    typealias Recovered = LogRecovery
-
     private enum Write {
         case epoch(UInt64)
         case action(sequence: UInt64, epoch: UInt64, action: BatchAction, origin: String, requestID: String, batch: (first: UInt64, size: Int)?)
         case completion(sequence: UInt64, entry: [UInt8])
         case answer(requestID: String, sequence: UInt64, message: [UInt8])
         case store(String)
-        case snapshot(Snapshot)
+        case snapshot(LogSnapshot)
         case compaction(through: UInt64, keepRequests: Int)
     }
 
@@ -43,7 +39,7 @@ final class ActionLog: LogStorage {
     private(set) var oldestRetained: UInt64 = 1
     private(set) var knownStores: [String] = []
     private var knownStoreSet: Set<String> = []
-    private(set) var snapshots: [String: Snapshot] = [:]
+    private(set) var snapshots: [String: LogSnapshot] = [:]
 
     static let fileName = "log.sqlite"
 
@@ -159,10 +155,10 @@ final class ActionLog: LogStorage {
     /// Reads what a previous run left: the sequences, the actions logged and not completed, the stores and their
     /// snapshots. Call once, before anything is written.
     /// - Throws: ``BusError`` (`storage`) when a record cannot be read back.
-    func recover() throws -> Recovered {
+    func recover() throws -> LogRecovery {
         do {
             return try database.read { db in
-                var recovered = Recovered()
+                var recovered = LogRecovery()
                 recovered.lastSequence = try UInt64.fetchOne(db, sql: "SELECT MAX(sequence) FROM action") ?? 0
                 recovered.lastCompleted = try UInt64.fetchOne(db, sql: "SELECT MAX(sequence) FROM action WHERE entry IS NOT NULL") ?? 0
                 recovered.lastEpoch = try UInt64.fetchOne(db, sql: "SELECT MAX(epoch) FROM epoch") ?? 0
@@ -171,24 +167,15 @@ final class ActionLog: LogStorage {
                     SELECT sequence, actionType, payload, error, requestID, batchFirst, batchSize FROM action
                     WHERE sequence > ? ORDER BY sequence
                     """, arguments: [recovered.lastCompleted])
-                // Consecutive rows of one batch make one request again.
                 for row in rows {
-                    let action = BatchAction(actionType: row["actionType"], payload: [UInt8](row["payload"] as Data), error: row["error"])
-                    let requestID: String = row["requestID"] ?? ""
-                    let batchFirst: UInt64? = row["batchFirst"]
-                    if let batchFirst, let last = recovered.pending.last, last.batchFirst == batchFirst {
-                        recovered.pending[recovered.pending.count - 1] = Pending(
-                            sequence: last.sequence, requestID: last.requestID, actions: last.actions + [action],
-                            batchFirst: batchFirst, batchSize: last.batchSize)
-                    } else {
-                        recovered.pending.append(Pending(
-                            sequence: row["sequence"], requestID: requestID, actions: [action], batchFirst: batchFirst,
-                            batchSize: row["batchSize"]))
-                    }
+                    recovered.addPending(
+                        sequence: row["sequence"],
+                        action: BatchAction(actionType: row["actionType"], payload: [UInt8](row["payload"] as Data), error: row["error"]),
+                        requestID: row["requestID"] ?? "", batchFirst: row["batchFirst"], batchSize: row["batchSize"])
                 }
                 recovered.stores = try String.fetchAll(db, sql: "SELECT name FROM store ORDER BY firstSeen, name")
                 for row in try Row.fetchAll(db, sql: "SELECT store, sequence, digest, state, worker FROM snapshot") {
-                    let snapshot = Snapshot(
+                    let snapshot = LogSnapshot(
                         store: row["store"], sequence: row["sequence"], digest: UInt64(bitPattern: row["digest"]),
                         state: [UInt8](row["state"] as Data), worker: row["worker"])
                     snapshots[snapshot.store] = snapshot
@@ -239,7 +226,7 @@ final class ActionLog: LogStorage {
         writes.append(.store(name))
     }
 
-    func saveSnapshot(_ snapshot: Snapshot) {
+    func saveSnapshot(_ snapshot: LogSnapshot) {
         snapshots[snapshot.store] = snapshot
         writes.append(.snapshot(snapshot))
     }

@@ -55,7 +55,7 @@ struct LogPending {
     /// The first action not completed.
     let sequence: UInt64
     let requestID: String
-    let actions: [BatchAction]
+    var actions: [BatchAction]
     /// For a batch, its first sequence and size as accepted; nil and 0 for a DISPATCH.
     let batchFirst: UInt64?
     let batchSize: Int
@@ -78,4 +78,19 @@ struct LogRecovery {
     var pending: [LogPending] = []
     /// Every store name a worker has declared, in the order first seen.
     var stores: [String] = []
+}
+
+extension LogRecovery {
+    /// Adds an action that was logged and not completed, in sequence order: consecutive actions of one batch make one
+    /// request again, to be dispatched as it was accepted.
+    mutating func addPending(
+        sequence: UInt64, action: BatchAction, requestID: String, batchFirst: UInt64?, batchSize: Int
+    ) {
+        if let batchFirst, let last = pending.indices.last, pending[last].batchFirst == batchFirst {
+            pending[last].actions.append(action)
+        } else {
+            pending.append(LogPending(
+                sequence: sequence, requestID: requestID, actions: [action], batchFirst: batchFirst, batchSize: batchSize))
+        }
+    }
 }
