@@ -118,19 +118,29 @@ struct DependencyExecutionTests {
         #expect(execution.isSettled)
     }
 
-    @Test(arguments: [DependencyExecution.LostDependency.skipsDependents, .runsDependents])
-    func aLostDependencyFollowsThePolicy(policy: DependencyExecution.LostDependency) {
-        let expected: DependencyExecution.Settlement =
-            policy == .skipsDependents ? .skipped("waits for `country`, which was lost") : .ok
+    /// On the bus a lost dependency skips its dependents like a failure (the coordinator's `--lost-dependency run`
+    /// releases it as ok instead, so workers never see it lost).
+    @Test func aLostDependencySkipsItsDependents() {
         var execution = DependencyExecution(
-            [Step(store: "country"), Step(store: "city", waitsFor: ["country"])],
-            lostDependency: policy, runsHere: { $0 == "city" })
+            [Step(store: "country"), Step(store: "city", waitsFor: ["country"])], runsHere: { $0 == "city" })
         execution.record("country", .lost("no live replica"))
-        let handedOut = drain(&execution)
-        #expect(handedOut == ["city"])
-        #expect(execution.settlement(of: "city") == expected)
-        #expect(execution.blocks(.lost("gone")) == (policy == .skipsDependents))
-        #expect(execution.blocks(.failed("x")) && execution.blocks(.skipped("y")) && !execution.blocks(.ok))
+        let city = execution.nextRunnable()
+        #expect(city?.blockedBy?.reason == "waits for `country`, which was lost")
+    }
+
+    /// A store that stops running here (a snapshot brought it past the dispatch) is no longer handed out: it settles
+    /// from outside like a remote store, and its dependents wait for that.
+    @Test func aStoreThatStopsRunningHereSettlesFromOutside() {
+        var execution = DependencyExecution([Step(store: "a"), Step(store: "b", waitsFor: ["a"])])
+        execution.stopRunningHere("a")
+        let none = execution.nextRunnable()
+        #expect(none == nil, "b waits for a, which no longer runs here")
+        #expect(!execution.isFinished)
+        execution.record("a", .ok)
+        let b = execution.nextRunnable()
+        #expect(b?.store == "b" && b?.blockedBy == nil)
+        execution.record("b", .ok)
+        #expect(execution.isFinished && execution.isSettled)
     }
 
     @Test func aStoreNotInThePlanIsNotWaitedFor() {
@@ -143,7 +153,6 @@ struct DependencyExecutionTests {
         execution.record("city", .ok)
         let rest = drain(&execution)
         #expect(rest == ["other"])
-        #expect(execution.dependents(of: "country") == [])
     }
 
     @Test func theFirstRecordCountsAndStrangersAreIgnored() {
@@ -168,15 +177,6 @@ struct DependencyExecutionTests {
         let next = execution.nextRunnable()
         #expect(next?.store == "b")
         #expect(next?.blockedBy?.reason == "waits for `a`, which was lost")
-    }
-
-    @Test func dependentsFollowPlanOrder() {
-        let execution = DependencyExecution([
-            Step(store: "country"), Step(store: "city", waitsFor: ["country"]),
-            Step(store: "flag", waitsFor: ["country"]), Step(store: "price", waitsFor: ["city"]),
-        ])
-        #expect(execution.dependents(of: "country") == ["city", "flag"])
-        #expect(execution.dependents(of: "price") == [])
     }
 
     @Test func anEmptyPlanIsFinishedAtOnce() {

@@ -87,14 +87,6 @@ public struct DependencyExecution: Sendable {
         }
     }
 
-    /// Whether a lost dependency stops the stores waiting for it.
-    public enum LostDependency: Sendable, Hashable {
-        /// Its dependents are skipped, as for a failure (the default).
-        case skipsDependents
-        /// Its dependents run, without its output.
-        case runsDependents
-    }
-
     /// The dependency that stops a step, and how it ended.
     public struct Blocker: Sendable, Hashable {
         /// The first store the step waits for, in its `waitsFor` order, that stops it.
@@ -129,8 +121,6 @@ public struct DependencyExecution: Sendable {
 
     /// The steps, in the order given.
     public let plan: [Step]
-    /// What a lost dependency does to its dependents.
-    public let lostDependency: LostDependency
     private var slots: [Slot] = []
     /// Every step's planned dependencies as plan indices, one step after another.
     private var dependencyIndices: [Int] = []
@@ -141,15 +131,9 @@ public struct DependencyExecution: Sendable {
     /// Starts a run through `plan`.
     /// - Parameters:
     ///   - plan: the steps, dependencies first; a store named twice counts once, the first time.
-    ///   - lostDependency: whether a ``Settlement/lost(_:)`` dependency skips its dependents.
     ///   - runsHere: whether a store runs in this process; the others are only recorded.
-    public init(
-        _ plan: [Step],
-        lostDependency: LostDependency = .skipsDependents,
-        runsHere: (String) -> Bool = { _ in true }
-    ) {
+    public init(_ plan: [Step], runsHere: (String) -> Bool = { _ in true }) {
         self.plan = plan
-        self.lostDependency = lostDependency
         slots.reserveCapacity(plan.count)
         for (index, step) in plan.enumerated() {
             let start = dependencyIndices.count
@@ -189,7 +173,7 @@ public struct DependencyExecution: Sendable {
                     settled = false
                     break
                 }
-                if blocker == nil, blocks(settlement) {
+                if blocker == nil, settlement != .ok {
                     blocker = Blocker(dependency: plan[position].store, settlement: settlement)
                 }
             }
@@ -205,21 +189,12 @@ public struct DependencyExecution: Sendable {
         Self.position(of: store, in: plan).flatMap { slots[$0].settlement }
     }
 
-    /// Whether a dependency that ended this way stops the steps waiting for it, under ``lostDependency``.
-    public func blocks(_ settlement: Settlement) -> Bool {
-        switch settlement {
-        case .ok: false
-        case .failed, .skipped: true
-        case .lost: lostDependency == .skipsDependents
-        }
-    }
-
-    /// The planned stores that wait directly for `store`, in plan order.
-    public func dependents(of store: String) -> [String] {
-        guard let target = Self.position(of: store, in: plan) else { return [] }
-        return slots.indices
-            .filter { dependencyIndices[slots[$0].dependencies].contains(target) }
-            .map { plan[$0].store }
+    /// Stops handing out `store` here: it settles elsewhere now, like a remote store (a worker's snapshot brought it
+    /// past this dispatch). Nothing changes if it was already handed out or settled.
+    public mutating func stopRunningHere(_ store: String) {
+        guard let index = Self.position(of: store, in: plan), slots[index].runsHere, !slots[index].taken else { return }
+        slots[index].runsHere = false
+        unsettledHere -= 1
     }
 
     /// Whether every step that runs here has settled.

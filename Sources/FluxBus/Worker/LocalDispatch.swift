@@ -69,12 +69,7 @@ struct LocalDispatch {
     /// A snapshot brought `store` past this dispatch: if it has not run, it no longer does, and the stores waiting
     /// for it wait for its recorded outcome instead, like a remote store's.
     mutating func stopRunning(_ store: String) {
-        guard local.remove(store) != nil, execution.settlement(of: store) == nil else { return }
-        // Which stores run here is fixed when an execution starts: start again with what has settled so far.
-        var restarted = DependencyExecution(execution.plan, runsHere: local.contains)
-        for step in execution.plan {
-            if let settlement = execution.settlement(of: step.store) { restarted.record(step.store, settlement) }
-        }
-        execution = restarted
+        guard local.remove(store) != nil else { return }
+        execution.stopRunningHere(store)
     }
 }
