@@ -6,16 +6,18 @@ public enum OutcomeStatus: UInt8, CaseIterable, Sendable, Hashable, CustomString
     case failed = 1
     /// The store did not run because a store it waits for failed, was skipped or was lost.
     case skipped = 2
-    /// No answer came: the replica (or every replica of a dependency) was lost.
-    case lost = 3
+    /// Not known yet: no replica answered in time (it was lost, or none was live). The action is in the log, so every
+    /// replica applies it when it returns or catches up; the request id's recorded result shows the outcome once a
+    /// replica reports it. It never means "not applied".
+    case unknown = 3
 
-    /// `ok`, `failed`, `skipped` or `lost`.
+    /// `ok`, `failed`, `skipped` or `unknown`.
     public var description: String {
         switch self {
         case .ok: "ok"
         case .failed: "failed"
         case .skipped: "skipped"
-        case .lost: "lost"
+        case .unknown: "unknown"
         }
     }
 }

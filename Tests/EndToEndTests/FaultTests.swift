@@ -42,7 +42,7 @@ struct FaultTests {
             }
             // While r2 is dead, no dispatch waits on it past the ack timeout.
             let result = try await history.dispatch(index, client: client, timeout: Self.stallBound)
-            lostSeen = lostSeen || result.outcomes.contains { $0.status == .lost && $0.worker == "r2" }
+            lostSeen = lostSeen || result.outcomes.contains { $0.status == .unknown && $0.worker == "r2" }
         }
         #expect(lostSeen, "no result named the killed replica as lost")
         try await history.expectReplicasHold(3, client: client, cluster: cluster)

@@ -59,7 +59,7 @@ struct GoldenBytesTests {
 
     @Test("an absent optional is one zero byte; a status is one byte")
     func optionalAndStatus() {
-        let message = Message.release(.init(epoch: 0, sequence: 0, outputs: [.init(store: "", status: .lost)]))
+        let message = Message.release(.init(epoch: 0, sequence: 0, outputs: [.init(store: "", status: .unknown)]))
         let body: [UInt8] = [0x06] + [UInt8](repeating: 0, count: 16) + [0x00, 0x01, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00]
         #expect(codec.encode(message)[1] == body)
     }

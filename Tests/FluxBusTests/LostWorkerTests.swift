@@ -45,7 +45,7 @@ struct LostWorkerTests {
 
         #expect(results.allSatisfy { $0.succeeded }, "w1's replica succeeded every time")
         #expect(results.count > cancelledAfter)
-        let writtenOff = results.flatMap(\.outcomes).filter { $0.worker == "w2" && $0.status == .lost }
+        let writtenOff = results.flatMap(\.outcomes).filter { $0.worker == "w2" && $0.status == .unknown }
         #expect(writtenOff.count == 1, "exactly one dispatch was caught waiting for w2")
         #expect(writtenOff.first?.message.contains("w2") == true, "\(writtenOff.first?.message ?? "")")
         #expect(results.suffix(5).allSatisfy { $0.outcomes.map(\.worker) == ["w1"] })
@@ -64,7 +64,7 @@ struct LostWorkerTests {
         // No live replica of `check`: recorded lost at once, and `ledger`, which waits for it, is skipped.
         let orphaned = try await client.dispatch(Action(Orders.place, .init(qty: 2)))
         #expect(orphaned.outcomes(of: "check").map(\.worker) == [""])
-        #expect(orphaned.store("check")?.status == .lost)
+        #expect(orphaned.store("check")?.status == .unknown)
         #expect(orphaned.store("check")?.error == "no live replica")
         #expect(orphaned.store("ledger")?.status == .skipped)
         #expect(orphaned.store("ledger")?.error == "waits for `check`, which was lost")

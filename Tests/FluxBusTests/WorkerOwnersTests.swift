@@ -18,28 +18,40 @@ struct WorkerOwnersTests {
         var dispatch = LocalDispatch(action: Self.action(Self.plan), at: .zero, hosted: { $0 != "country" })
         let weather = dispatch.nextRunnable()
         #expect(weather?.store == "weather")
-        dispatch.record(StoreResult(store: "weather", status: .ok, digest: 0), output: nil)
+        dispatch.record(StoreResult(store: "weather", status: .ok, digest: 0))
         let none = dispatch.nextRunnable()
         #expect(none == nil)
         #expect(!dispatch.isFinished)
         dispatch.learn([StoreOutput(store: "country", status: .failed, message: "no such country")])
         let city = dispatch.nextRunnable()
         #expect(city?.store == "city")
-        #expect(city?.blockedBy?.reason == "waits for `country`, which failed")
+        #expect(city?.blockedBy == "waits for `country`, which failed")
     }
 
-    @Test func aReleaseNamingAStoreThatRunsHereIsIgnored() {
+    /// A dependency that runs here still runs here, but the store waiting for it reads the coordinator's outcome: the
+    /// coordinator may have written this worker off and decided otherwise for every other replica.
+    @Test func aDependentHereReadsTheReleasedOutcomeNotTheLocalOne() {
         var dispatch = LocalDispatch(action: Self.action(Self.plan), at: .zero, hosted: { _ in true })
-        dispatch.learn([StoreOutput(store: "country", status: .failed, message: "not ours to say")])
-        let first = dispatch.nextRunnable()
-        #expect(first?.store == "country" && first?.blockedBy == nil)
+        let country = dispatch.nextRunnable()
+        #expect(country?.store == "country" && country?.blockedBy == nil)
+        dispatch.record(StoreResult(store: "country", status: .ok, digest: 0))
+        let weather = dispatch.nextRunnable()
+        #expect(weather?.store == "weather")
+        dispatch.record(StoreResult(store: "weather", status: .ok, digest: 0))
+        let waiting = dispatch.nextRunnable()
+        #expect(waiting == nil, "city waits for the released outcome of country")
+        dispatch.learn([StoreOutput(store: "country", status: .unknown, message: "worker `w1` missed the deadline")])
+        let city = dispatch.nextRunnable()
+        #expect(city?.blockedBy == "waits for `country`, which was lost")
+        dispatch.record(StoreResult(store: "city", status: .skipped, digest: 0))
+        #expect(dispatch.isFinished)
     }
 
     @Test func aReplayRecordsTheStoresMissingFromItsRecordAsLost() {
         var dispatch = LocalDispatch(action: Self.action(Self.plan), at: .zero, hosted: { $0 == "city" })
         dispatch.settleTheRest(as: .lost("not in the recorded history"))
         let city = dispatch.nextRunnable()
-        #expect(city?.blockedBy?.reason == "waits for `country`, which was lost")
+        #expect(city?.blockedBy == "waits for `country`, which was lost")
     }
 
     @Test func aStoreASnapshotCoversWaitsForItsRecordedOutcomeInstead() {
@@ -50,8 +62,8 @@ struct WorkerOwnersTests {
         dispatch.learn([StoreOutput(store: "country", status: .ok, output: Array("1".utf8))])
         let city = dispatch.nextRunnable()
         #expect(city?.store == "city" && city?.blockedBy == nil)
-        #expect(city.map { dispatch.outputs(for: $0.step)["country"] != nil } == true)
-        dispatch.record(StoreResult(store: "city", status: .ok, digest: 0), output: nil)
+        #expect(city.map { dispatch.outputs(for: $0)["country"] != nil } == true)
+        dispatch.record(StoreResult(store: "city", status: .ok, digest: 0))
         #expect(dispatch.isFinished)
     }
 

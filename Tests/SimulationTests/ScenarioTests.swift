@@ -56,7 +56,7 @@ struct ScenarioTests {
         // The last single dispatch's RESULT lists every replica's outcome (a BATCH_RESULT lists only failures).
         let last = cluster.checker.answers.values.filter { $0.outcomes.contains { $0.store == SimLedger.name } }
             .max { $0.sequence < $1.sequence }
-        let ledgers = last?.outcomes.filter { $0.store == SimLedger.name && $0.status != .lost } ?? []
+        let ledgers = last?.outcomes.filter { $0.store == SimLedger.name && $0.status != .unknown } ?? []
         #expect(ledgers.map(\.worker) == ["w1"], "the last dispatch ran on the replica left")
     }
 

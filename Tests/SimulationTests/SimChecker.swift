@@ -11,7 +11,9 @@ import FluxBusProtocol
 /// - within each dispatch the dependency order holds: the audit store appends the ledger's length as of the same
 ///   dispatch, so replicas of it agree;
 /// - replicas that reached the same sequence hold the same state;
-/// - no request whose result a client received is lost, across coordinator crashes.
+/// - no request whose result a client received is lost, across coordinator crashes;
+/// - outcomes tell the truth: a store reported failed or skipped never applies the action, one reported ok never
+///   fails or skips it (``OutcomeTruth``).
 /// Liveness is checked by the run: once faults stop, every request completes within a bound.
 final class SimChecker {
     unowned var cluster: SimCluster!
@@ -27,6 +29,7 @@ final class SimChecker {
     private(set) var answers: [String: (sequence: UInt64, outcomes: [Outcome])] = [:]
     /// Sequence → the epochs it was published under: more than one when a restarted coordinator dispatched it again.
     private(set) var publishedEpochs: [UInt64: Set<UInt64>] = [:]
+    private var truth = OutcomeTruth()
     private var nextActionID: UInt32 = 0
     private(set) var requests = 0
     private var trace: [() -> String] = []
@@ -95,6 +98,9 @@ final class SimChecker {
         acknowledged[sequence] = id
         answers[request.requestID] = (sequence, outcomes)
         checkLedgerOutcomes(outcomes.map { (sequence, $0) }, of: request)
+        if let lie = truth.told(request.requestID, sequence: sequence, outcomes: outcomes, planned: planned[sequence] ?? []) {
+            fail(lie)
+        }
     }
 
     /// A BATCH_RESULT: the batch's actions hold consecutive sequences from `sequence`, in the order sent, and its
@@ -112,6 +118,12 @@ final class SimChecker {
         }
         answers[request.requestID] = (sequence, failures.map(\.1))
         checkLedgerOutcomes(failures, of: request)
+        for at in sequence..<sequence + UInt64(count) {
+            let outcomes = failures.filter { $0.0 == at }.map(\.1)
+            if let lie = truth.told(request.requestID, sequence: at, outcomes: outcomes, planned: planned[at] ?? []) {
+                return fail(lie)
+            }
+        }
     }
 
     /// Outcomes tell the truth: the ledger refuses some ids on every replica, and accepts the rest.
@@ -143,6 +155,7 @@ final class SimChecker {
 
     func applied(by worker: String, sequence: UInt64, store: String, status: OutcomeStatus) {
         if store == SimAudit.name { auditRuns[worker, default: [:]][sequence] = status }
+        if let lie = truth.ran(store, sequence: sequence, on: worker, status: status) { fail(lie) }
     }
 
     /// The sequences where two workers' audit replicas did different things.

@@ -18,6 +18,8 @@ final class SimulatedDisk {
     var stores: [String] = []
     var snapshots: [String: LogSnapshot] = [:]
     var epochs: [UInt64] = []
+    /// Sequence → the outcomes released for it while it was in flight, first one per store.
+    var decisions: [UInt64: [StoreOutput]] = [:]
     /// Flushes that failed, for the report.
     var failedFlushes = 0
 }
@@ -29,6 +31,7 @@ final class SimulatedLog: LogStorage {
         case epoch(UInt64)
         case action(UInt64, SimulatedDisk.Row)
         case completion(ReplayEntry)
+        case decision(UInt64, StoreOutput)
         case answer(String, UInt64, Message)
         case store(String)
         case snapshot(LogSnapshot)
@@ -66,6 +69,7 @@ final class SimulatedLog: LogStorage {
                 batchSize: row.batchSize)
         }
         recovered.stores = disk.stores
+        recovered.decisions = disk.decisions.filter { $0.key > recovered.lastCompleted }
         snapshots = disk.snapshots
         knownStores = disk.stores
         oldestRetained = sequences.first ?? recovered.lastSequence + 1
@@ -83,6 +87,8 @@ final class SimulatedLog: LogStorage {
     }
 
     func complete(_ entry: ReplayEntry) { writes.append(.completion(entry)) }
+
+    func recordDecision(_ output: StoreOutput, sequence: UInt64) { writes.append(.decision(sequence, output)) }
 
     func recordAnswer(_ message: Message, for requestID: String, sequence: UInt64) {
         writes.append(.answer(requestID, sequence, message))
@@ -139,11 +145,16 @@ final class SimulatedLog: LogStorage {
                 disk.requests[row.requestID] = (sequence, nil)
             }
         case .completion(let entry): disk.actions[entry.sequence]?.entry = entry
+        case .decision(let sequence, let output):
+            if disk.decisions[sequence]?.contains(where: { $0.store == output.store }) != true {
+                disk.decisions[sequence, default: []].append(output)
+            }
         case .answer(let requestID, let sequence, let message): disk.requests[requestID] = (sequence, message)
         case .store(let name): if !disk.stores.contains(name) { disk.stores.append(name) }
         case .snapshot(let snapshot): disk.snapshots[snapshot.store] = snapshot
         case .compaction(let through, let keepRequests):
             for sequence in disk.actions.keys where sequence <= through { disk.actions[sequence] = nil }
+            for sequence in disk.decisions.keys where sequence <= through { disk.decisions[sequence] = nil }
             let kept = disk.requests.sorted { $0.value.sequence > $1.value.sequence }.prefix(keepRequests)
             disk.requests = Dictionary(uniqueKeysWithValues: kept.map { ($0.key, $0.value) })
         }

@@ -16,44 +16,21 @@ struct SimulationTests {
         return Array(first..<first + UInt64(count))
     }
 
-    /// Seeds of the fixed set on which the simulator found replicas of a dependent diverging, the bug that
-    /// ``colocatedDependentDiverges()`` shows alone: a dependency settled as lost in one view of a dispatch and ok in
-    /// another. Traced on seed 186 (beyond the fixed set): under epoch 1 a RELEASE told w4 "ledger lost: no live
-    /// replica" (its replicas were still joining) and w4 skipped audit; a failed log flush restarted the coordinator,
-    /// which dispatched the same sequence again, settled the ledger ok, and w3 ran audit; w4 re-acknowledged its skip
-    /// from memory. A settlement is released before it is durable, and "lost" is a guess. They run, and must fail
-    /// exactly so, until the outcomes issue fixes it; any other failure fails the test.
-    static let knownDivergentSeeds: Set<UInt64> = [42, 133]
-
     @Test("every invariant holds under swarm faults, seed after seed")
     func invariantsHold() {
         let started = ContinuousClock.now
         var steps = 0
         var failures: [String] = []
-        var known: [String] = []
         for seed in Self.seeds {
             let run = SimulationRun(seed: seed)
             steps += run.steps
-            guard let violation = run.violation else { continue }
-            if Self.knownDivergentSeeds.contains(seed), violation.hasPrefix("replicas of audit diverged") {
-                known.append(run.report)
-            } else {
-                failures.append(run.report)
-            }
+            if run.violation != nil { failures.append(run.report) }
         }
         let elapsed = (ContinuousClock.now - started).components
         let seconds = max(Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18, 0.001)
-        print("simulation: \(Self.seeds.count) seeds, \(steps) steps, \(Int(Double(steps) / seconds)) steps/s, \(failures.count) failed, \(known.count) known")
+        print("simulation: \(Self.seeds.count) seeds, \(steps) steps, \(Int(Double(steps) / seconds)) steps/s, \(failures.count) failed")
         #expect(failures.isEmpty, "\(failures.count) seeds failed:\n\(failures.joined(separator: "\n\n"))")
-        let expectedKnown = Self.knownDivergentSeeds.intersection(Self.seeds).count
-        if expectedKnown > 0 {
-            withKnownIssue("replicas of a dependent diverge when its dependency is settled as lost", isIntermittent: false) {
-                let summaries = known.map { $0.split(separator: "\n").prefix(2).joined(separator: "; ") }
-                #expect(summaries.count == 0, "\(summaries.joined(separator: "\n"))")
-            }
-        }
         if ProcessInfo.processInfo.environment["FLUXBUS_SIM_SEED"] == nil, ProcessInfo.processInfo.environment["FLUXBUS_SIM_SEEDS"] == nil {
-            #expect(known.count == expectedKnown, "the known divergent seeds diverge, and no others are counted so")
             #expect(steps >= 1_000_000, "the fixed set must run at least 1,000,000 simulated steps, ran \(steps)")
         }
     }
@@ -83,18 +60,16 @@ struct SimulationTests {
         if let found { print("planted \(bug): found by seed \(found.seed) after \(found.steps) steps: \(found.violation!)") }
     }
 
-    /// Found by this simulator, and not fixed yet: a dependent beside its dependency resolves it locally, while a
-    /// remote replica of the same dependent takes the coordinator's settlement. When the coordinator settles the
-    /// dependency as lost (its replicas were catching up, or written off) though a replica did run it, the two
-    /// dependents disagree: one ran, the other was skipped. Issue 14 ("an outcome must say what is known") owns the
-    /// fix; until then this records the divergence as a known issue, and fails if it stops reproducing.
-    @Test("a dependent beside its dependency diverges from a remote one when the coordinator settles it as lost")
-    func colocatedDependentDiverges() {
-        withKnownIssue("replicas of a dependent diverge when its dependency is settled as lost") {
-            let run = SimulationRun(seed: 2, topology: .colocatedDependent)
-            #expect(run.violation == nil, "\(run.violation ?? "")")
-            #expect(run.violation?.contains("replicas of audit diverged") != false)
+    /// Found by this simulator: a dependent beside its dependency resolved it locally, while a remote replica of the
+    /// same dependent took the coordinator's settlement, and when the coordinator settled the dependency as lost
+    /// though a replica had run it, one dependent ran and the other was skipped. Every replica of a dependent now
+    /// reads the coordinator's logged decision (docs/ARCHITECTURE.md, "One outcome per dependency"); the placement
+    /// that showed it runs under swarm faults here.
+    @Test("a dependent beside its dependency reads the same outcome as a remote one")
+    func colocatedDependentAgrees() {
+        for seed in UInt64(1)...40 {
+            let run = SimulationRun(seed: seed, topology: .colocatedDependent)
+            #expect(run.violation == nil, "\(run.report)")
         }
     }
 }
-

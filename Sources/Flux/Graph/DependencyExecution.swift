@@ -94,6 +94,11 @@ public struct DependencyExecution: Sendable {
         /// How that store ended: never ``Settlement/ok``.
         public let settlement: Settlement
 
+        public init(dependency: String, settlement: Settlement) {
+            self.dependency = dependency
+            self.settlement = settlement
+        }
+
         /// Why the step is skipped, for example "waits for `country`, which failed".
         public var reason: String { "waits for `\(dependency)`, which \(settlement.phrase)" }
     }

@@ -37,7 +37,7 @@ public struct DispatchResult: Sendable, Hashable {
             let replicas = outcomes.filter { $0.store == name }
             let merged = DependencyExecution.Settlement.merging(replicas.map { .init($0.status, message: $0.message) })
             let ok = replicas.filter { $0.status == .ok }.count
-            return StoreSummary(name: name, status: merged?.status ?? .lost, replicas: ok, error: merged?.message)
+            return StoreSummary(name: name, status: merged?.status ?? .unknown, replicas: ok, error: merged?.message)
         }
     }
 

@@ -19,6 +19,7 @@ final class ActionLog: LogStorage {
         case epoch(UInt64)
         case action(sequence: UInt64, epoch: UInt64, action: BatchAction, origin: String, requestID: String, batch: (first: UInt64, size: Int)?)
         case completion(sequence: UInt64, entry: [UInt8])
+        case decision(sequence: UInt64, output: StoreOutput)
         case answer(requestID: String, sequence: UInt64, message: [UInt8])
         case store(String)
         case snapshot(LogSnapshot)
@@ -147,6 +148,20 @@ final class ActionLog: LogStorage {
                 );
                 """)
         }
+        migrator.registerMigration("v2-decisions") { db in
+            try db.execute(sql: """
+                -- The outcome of a store that other stores wait for, recorded before it is released to them, for the
+                -- dispatches in flight: a restart dispatching one again releases the same outcome.
+                CREATE TABLE decision (
+                    sequence INTEGER NOT NULL,
+                    store TEXT NOT NULL,
+                    status INTEGER NOT NULL,
+                    message TEXT NOT NULL,
+                    output BLOB,
+                    PRIMARY KEY (sequence, store)
+                ) WITHOUT ROWID;
+                """)
+        }
         return migrator
     }
 
@@ -172,6 +187,17 @@ final class ActionLog: LogStorage {
                         sequence: row["sequence"],
                         action: BatchAction(actionType: row["actionType"], payload: [UInt8](row["payload"] as Data), error: row["error"]),
                         requestID: row["requestID"] ?? "", batchFirst: row["batchFirst"], batchSize: row["batchSize"])
+                }
+                for row in try Row.fetchAll(db, sql: """
+                    SELECT sequence, store, status, message, output FROM decision WHERE sequence > ? ORDER BY sequence
+                    """, arguments: [recovered.lastCompleted]) {
+                    guard let status = OutcomeStatus(rawValue: row["status"]) else {
+                        throw LogDamage(detail: "a recorded decision for #\(row["sequence"] as UInt64) has an unknown status")
+                    }
+                    let output = StoreOutput(
+                        store: row["store"], status: status, message: row["message"],
+                        output: (row["output"] as Data?).map { [UInt8]($0) })
+                    recovered.decisions[row["sequence"], default: []].append(output)
                 }
                 recovered.stores = try String.fetchAll(db, sql: "SELECT name FROM store ORDER BY firstSeen, name")
                 for row in try Row.fetchAll(db, sql: "SELECT store, sequence, digest, state, worker FROM snapshot") {
@@ -212,6 +238,11 @@ final class ActionLog: LogStorage {
     /// Records a completed dispatch's entry, for replay.
     func complete(_ entry: ReplayEntry) {
         writes.append(.completion(sequence: entry.sequence, entry: codec.encodeEntry(entry)))
+    }
+
+    /// Records a store's outcome that stores wait for, before it is released to them.
+    func recordDecision(_ output: StoreOutput, sequence: UInt64) {
+        writes.append(.decision(sequence: sequence, output: output))
     }
 
     /// Records the answer (RESULT or BATCH_RESULT) owed to a request id, for retries.
@@ -298,6 +329,10 @@ final class ActionLog: LogStorage {
             row.real(now)
             row.integer(sequence)
             try row.run(in: db)
+        case .decision(let sequence, let output):
+            try db.cachedStatement(sql: """
+                INSERT OR IGNORE INTO decision (sequence, store, status, message, output) VALUES (?, ?, ?, ?, ?)
+                """).execute(arguments: [sequence, output.store, output.status.rawValue, output.message, output.output.map { Data($0) }])
         case .answer(let requestID, let sequence, let message):
             try db.cachedStatement(sql: "INSERT OR REPLACE INTO request (requestID, sequence, result) VALUES (?, ?, ?)")
                 .execute(arguments: [requestID, sequence, Data(message)])
@@ -312,6 +347,7 @@ final class ActionLog: LogStorage {
                 ])
         case .compaction(let through, let keepRequests):
             try db.execute(sql: "DELETE FROM action WHERE sequence <= ?", arguments: [through])
+            try db.execute(sql: "DELETE FROM decision WHERE sequence <= ?", arguments: [through])
             try db.execute(sql: """
                 DELETE FROM request WHERE sequence < (SELECT sequence FROM request ORDER BY sequence DESC LIMIT 1 OFFSET ?)
                 """, arguments: [max(0, keepRequests - 1)])

@@ -12,20 +12,24 @@ extension CoordinatorEngine {
         #else
         let logFirst = true
         #endif
-        if logFirst, log.hasUnflushedActions { flushLog() }
+        if logFirst, log.hasUnflushedActions || !undeliveredDecisions.isEmpty { flushLog() }
         guard !storageFailed, recovery == nil else { return }
         while flights.isIdle, let next = queue.pop() {
             start(next)
         }
+        // Decisions made as the request started (a store with no live replica) go out now, not at the next tick.
+        if !undeliveredDecisions.isEmpty { flushLog() }
     }
 
     /// Publishes every action of the request, each with its plan. A batch's actions are all in flight at once:
     /// every worker still applies them one by one, in order, and a store still waits for its dependencies' outputs
     /// per action.
     private func start(_ queued: RequestQueue.Entry) {
+        // A batch dispatched again after a restart answers for its actions that completed before it, too.
         flights.begin(CurrentRequest(
             requestID: queued.requestID, requesters: queued.requesters, isBatch: queued.isBatch,
-            firstSequence: queued.batchFirst, count: queued.batchSize, startedAt: now))
+            firstSequence: queued.batchFirst, count: queued.batchSize, startedAt: now,
+            failures: queued.isBatch ? recordedFailures(queued.batchFirst..<queued.sequence) : []))
         precondition(queued.sequence == lastSequence + 1, "the queue holds sequences in order")
         // One plan per action type, and the same live replicas for every action of the request.
         var plans: [String: (plan: [PlanStep], awaiting: [String: Set<String>])] = [:]
@@ -43,6 +47,13 @@ extension CoordinatorEngine {
             publish(.action(action))
         }
         logger.trace("dispatch started", metadata: ["seq": "\(queued.sequence)", "actions": "\(queued.actions.count)"])
+        for index in flights.openIndices {
+            // Outcomes decided before a restart stand: stores waiting for them may already have read them.
+            for output in recoveredDecisions.removeValue(forKey: flights[index].sequence) ?? []
+            where flights[index].step(for: output.store) != nil {
+                decide(output, at: index)
+            }
+        }
         for index in flights.openIndices {
             for step in flights[index].plan where flights[index].awaiting[step.store]!.isEmpty {
                 settle(step.store, at: index)
@@ -64,6 +75,9 @@ extension CoordinatorEngine {
     }
 
     func receiveAck(_ ack: Message.Ack, routingID: [UInt8]) {
+        if ack.epoch == epoch, ack.sequence <= lastCompleted, let worker = workerByRoutingID[routingID] {
+            learnLateOutcomes(ack, from: worker)
+        }
         guard let workerID = workerID(for: routingID) else {
             return sendStrangerGoodbye("unknown worker: send HELLO first", to: routingID)
         }
@@ -96,27 +110,6 @@ extension CoordinatorEngine {
         completeIfDone()
     }
 
-    /// Records a store's outcome once all its replicas answered (or were lost), and hands it to the workers whose
-    /// stores wait for it and do not host it themselves.
-    func settle(_ store: String, at index: Int) {
-        guard flights[index].settled[store] == nil else { return }
-        let lostReason = flights[index].lost[store]?.map(\.reason).joined(separator: "; ") ?? "no live replica"
-        var output = InFlightDispatch.settle(store, results: flights[index].results[store] ?? [], lostReason: lostReason)
-        if output.status == .lost, configuration.lostDependencyPolicy == .runWithoutOutput {
-            // Its dependents run without its output. The record says so, so that a replay does the same.
-            output = StoreOutput(store: store, status: .ok, message: "lost (\(lostReason)); released without output")
-        }
-        flights[index].settled[store] = output
-
-        // One RELEASE per worker, even when several of its stores wait for this one. A worker that hosts the store
-        // itself resolves the dependency locally.
-        let flight = flights[index]
-        let waiting = Set(flight.dependents(of: store).flatMap { membership.connectedReplicas(of: $0) })
-        for worker in waiting.sorted() where membership.workers[worker]?.hosts(store) == false {
-            send(.release(.init(epoch: epoch, sequence: flight.sequence, outputs: [output])), toWorker: worker)
-        }
-    }
-
     /// Completes the dispatches at the head of the request, in order, and answers the request once all have.
     func completeIfDone() {
         var lastOutcomes: [Outcome] = []
@@ -144,10 +137,10 @@ extension CoordinatorEngine {
                 outcomes.append(Outcome(store: step.store, worker: worker, status: result.status, message: result.message, digest: result.digest))
             }
             for (worker, reason) in flight.lost[step.store] ?? [] {
-                outcomes.append(Outcome(store: step.store, worker: worker, status: .lost, message: reason, digest: 0))
+                outcomes.append(Outcome(store: step.store, worker: worker, status: .unknown, message: reason, digest: 0))
             }
             if flight.results[step.store] == nil, flight.lost[step.store] == nil {
-                outcomes.append(Outcome(store: step.store, worker: "", status: .lost, message: "no live replica", digest: 0))
+                outcomes.append(Outcome(store: step.store, worker: "", status: .unknown, message: "no live replica", digest: 0))
             }
             checkDivergence(step.store, results: flight.results[step.store] ?? [], sequence: flight.sequence)
         }
@@ -187,11 +180,12 @@ extension CoordinatorEngine {
         let answer = message(request.requestID)
         log.recordAnswer(answer, for: request.requestID, sequence: request.firstSequence)
         unflushedResults[request.requestID] = answer
+        unknownOutcomes.remember(answer, requestID: request.requestID)
     }
 
     /// Replicas that applied the same sequence must report the same digest; a difference is logged and shown.
     private func checkDivergence(_ store: String, results: [(worker: String, result: StoreResult)], sequence: UInt64) {
-        let digests = Set(results.filter { $0.result.status != .lost }.map(\.result.digest))
+        let digests = Set(results.filter { $0.result.status != .unknown }.map(\.result.digest))
         guard digests.count > 1 else { return }
         membership.markDiverged(store, at: sequence)
         logger.error("replicas diverged", metadata: [
@@ -227,9 +221,8 @@ extension CoordinatorEngine {
         send(.action(flight.action), to: routingID)
         guard let worker = workerByRoutingID[routingID].flatMap({ membership.workers[$0] }) else { return }
         let released = flight.plan.compactMap { step -> StoreOutput? in
-            guard let output = flight.settled[step.store], !worker.hosts(step.store) else { return nil }
-            let waitedFor = flight.dependents(of: step.store).contains(where: worker.hosts)
-            return waitedFor ? output : nil
+            guard flight.released.contains(step.store), let output = flight.settled[step.store] else { return nil }
+            return flight.dependents(of: step.store).contains(where: worker.hosts) ? output : nil
         }
         if !released.isEmpty {
             send(.release(.init(epoch: epoch, sequence: flight.sequence, outputs: released)), to: routingID)

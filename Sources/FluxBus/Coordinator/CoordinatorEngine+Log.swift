@@ -12,6 +12,7 @@ extension CoordinatorEngine {
         do {
             try log.flush()
             unflushedResults.removeAll(keepingCapacity: true)
+            releaseDecisions()
         } catch {
             storageFailed = true
             let failure = error as? BusError ?? BusError(code: .storage, message: "cannot write the log: \(error)")

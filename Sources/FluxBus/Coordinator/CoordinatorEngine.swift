@@ -35,6 +35,12 @@ final class CoordinatorEngine {
     var recovery: (stores: Set<String>, until: MonotonicTime)?
     /// The snapshot round under way: query id → store, and when it gives up.
     var snapshotRounds: SnapshotRounds
+    /// Outcomes stores wait for, logged and not yet committed: their RELEASEs go out after the next flush.
+    var undeliveredDecisions: [(sequence: UInt64, store: String)] = []
+    /// Outcomes decided before a restart for the actions dispatched again, by sequence.
+    var recoveredDecisions: [UInt64: [StoreOutput]]
+    /// Answered requests with outcomes not known yet, which a late report fills in.
+    var unknownOutcomes = UnknownOutcomes()
     /// Set when the log cannot be written; the shell then stops the coordinator.
     var storageFailed = false
     #if DEBUG
@@ -84,6 +90,7 @@ final class CoordinatorEngine {
         lastLogged = recovered.lastSequence
         lastSequence = recovered.lastCompleted
         lastCompleted = recovered.lastCompleted
+        recoveredDecisions = recovered.decisions
         // Actions logged and not completed run again, in order, under this epoch and with their sequences. A worker
         // that applied one before the restart acknowledges it again without applying it.
         for pending in recovered.pending {
@@ -109,7 +116,11 @@ final class CoordinatorEngine {
 
     /// Handles one input at `now`. What it causes waits in ``takeEffects()``.
     func handle(_ input: CoordinatorInput, at now: MonotonicTime) {
+        let gap = now - self.now
         self.now = max(self.now, now)
+        // Ticks come every few dozen milliseconds: a longer gap means this process did not run (SIGSTOP, a VM pause,
+        // a stalled disk). Its peers were not silent meanwhile, so their silence counts from now.
+        if gap > configuration.heartbeatInterval { resumeAfterStall(gap) }
         switch input {
         case .message(let frames, let userID): handle(frames, userID: userID)
         case .burstEnd: pump()
@@ -250,6 +261,18 @@ final class CoordinatorEngine {
         flushLog()
         log.syncIfBatched()
         pump()
+    }
+
+    /// Restarts the clocks this process could not watch while it stalled: peers' silence and dispatch deadlines.
+    private func resumeAfterStall(_ gap: Duration) {
+        logger.warning("this coordinator did not run for a while; peers' silence counts from now", metadata: [
+            "stalledMillis": "\(gap.milliseconds)",
+        ])
+        membership.forgiveSilence(until: now)
+        for index in flights.openIndices {
+            flights[index].deadline = flights[index].deadline.advanced(by: gap)
+            flights[index].nextResend = min(flights[index].nextResend.advanced(by: gap), now)
+        }
     }
 
     // MARK: - Shutdown

@@ -36,13 +36,17 @@ struct InFlightDispatch {
     var lost: [String: [(worker: String, reason: String)]] = [:]
     /// Store → its settled outcome: every expected replica answered or was lost.
     var settled: [String: StoreOutput] = [:]
+    /// Stores whose settled outcome went out in RELEASEs (after the log recorded it).
+    var released: Set<String> = []
     /// When the next re-send to silent replicas is due, and the gap after it.
     var nextResend: MonotonicTime
     var resendGap: Duration
 
     var sequence: UInt64 { action.sequence }
     var plan: [PlanStep] { action.plan }
-    var isComplete: Bool { settled.count == plan.count }
+    /// Every store settled and every replica answered or lost: a store's outcome can be decided (recovered from the
+    /// log) before its replicas answer.
+    var isComplete: Bool { settled.count == plan.count && awaiting.values.allSatisfy(\.isEmpty) }
 
     func step(for store: String) -> PlanStep? { plan.first { $0.store == store } }
 
@@ -65,7 +69,7 @@ struct InFlightDispatch {
         case .failed(let message)?, .skipped(let message)?:
             return StoreOutput(store: store, status: merged!.status, message: message)
         case .lost?, nil:
-            return StoreOutput(store: store, status: .lost, message: lostReason)
+            return StoreOutput(store: store, status: .unknown, message: lostReason)
         }
     }
 }

@@ -29,6 +29,8 @@ protocol LogStorage: AnyObject {
     /// Logs an accepted action, with its request id and, for a batch, the batch's first sequence and size.
     func append(
         sequence: UInt64, epoch: UInt64, action: BatchAction, origin: String, requestID: String, batch: (first: UInt64, size: Int)?)
+    /// Records a store's outcome for a dispatch in flight that stores wait for, before it is released to them.
+    func recordDecision(_ output: StoreOutput, sequence: UInt64)
     /// Records a completed dispatch's entry, for replay.
     func complete(_ entry: ReplayEntry)
     /// Records the answer (RESULT or BATCH_RESULT) owed to a request id, for retries.
@@ -78,6 +80,8 @@ struct LogRecovery {
     var pending: [LogPending] = []
     /// Every store name a worker has declared, in the order first seen.
     var stores: [String] = []
+    /// The outcomes released for actions not completed, by sequence: dispatched again, they must release the same.
+    var decisions: [UInt64: [StoreOutput]] = [:]
 }
 
 extension LogRecovery {

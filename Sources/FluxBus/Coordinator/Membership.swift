@@ -144,6 +144,11 @@ struct Membership {
         workers[workerID]?.lastHeard = now
     }
 
+    /// Counts every worker's silence from `now`: the coordinator itself was not running before it.
+    mutating func forgiveSilence(until now: MonotonicTime) {
+        for id in workers.keys { workers[id]!.lastHeard = max(workers[id]!.lastHeard, now) }
+    }
+
     mutating func setState(_ state: WorkerState, of workerID: String) {
         workers[workerID]?.state = state
     }

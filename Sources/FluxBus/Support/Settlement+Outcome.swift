@@ -11,7 +11,7 @@ extension DependencyExecution.Settlement {
         case .ok: self = .ok
         case .failed: self = .failed(message)
         case .skipped: self = .skipped(message)
-        case .lost: self = .lost(message)
+        case .unknown: self = .lost(message)
         }
     }
 
@@ -21,7 +21,7 @@ extension DependencyExecution.Settlement {
         case .ok: .ok
         case .failed: .failed
         case .skipped: .skipped
-        case .lost: .lost
+        case .lost: .unknown
         }
     }
 }

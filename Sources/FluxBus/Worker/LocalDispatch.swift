@@ -4,19 +4,38 @@ import FluxBusProtocol
 /// One dispatch as a worker runs it. The whole plan goes through a ``DependencyExecution``, which hands out the
 /// stores that run here in dependency order and records the others as the coordinator releases them (or the history
 /// recorded them); the outputs the handlers here read are kept beside it.
+///
+/// A store here never reads the local outcome of a dependency: it waits for the outcome the coordinator released
+/// (or recorded), even when the dependency runs here too. Only the coordinator knows the outcome every replica of a
+/// dependent will read: it may have written this worker off and settled the dependency as lost, and a replica
+/// elsewhere, or one replaying the history later, then reads that (docs/ARCHITECTURE.md, "One outcome per dependency").
 struct LocalDispatch {
+    /// A runnable store, with its dependencies under their own names.
+    struct Runnable {
+        let store: String
+        let waitsFor: [String]
+        /// Why it is skipped instead of run: a dependency did not succeed.
+        let blockedBy: String?
+    }
+
     let sequence: UInt64
     let action: AnyAction
-    /// The plan's run: what is settled, and which store here may go next.
+    /// The plan's run: what is settled, and which store here may go next. A dependency that runs here appears twice:
+    /// as itself, which runs here, and as ``released(_:)``, which settles by the coordinator's word.
     private var execution: DependencyExecution
     /// The planned stores that run here: hosted, and not brought past this sequence by a snapshot.
     private var local: Set<String>
-    /// Store → the output it published, for settled stores that published one.
+    /// Dependencies that have a released step here.
+    private var releasedHere: Set<String>
+    /// Store → the output the coordinator released for it, for the stores waiting for it.
     private var outputs: [String: Value] = [:]
     /// Every result this worker produced for the dispatch, for re-acknowledging duplicates.
     private(set) var results: [StoreResult] = []
     /// Run from the coordinator's history: the dispatch has completed, so nothing is acknowledged.
     var isReplay = false
+    /// Stores that run here whose recorded outcome is unknown: a replay still reports their results, which tell the
+    /// coordinator what happened.
+    private(set) var unknownOnTheBus: Set<String> = []
     /// When this worker began it, to tell a dispatch waiting for a release from one the bus has left behind.
     let begunAt: MonotonicTime
 
@@ -24,18 +43,40 @@ struct LocalDispatch {
         begunAt = now
         sequence = message.sequence
         action = AnyAction(name: message.actionType, json: message.payload, error: message.error.map(ActionError.init))
-        local = Set(message.plan.map(\.store).filter(hosted))
-        execution = DependencyExecution(
-            message.plan.map { DependencyExecution.Step(store: $0.store, waitsFor: $0.waitsFor) }, runsHere: local.contains)
+        let local = Set(message.plan.map(\.store).filter(hosted))
+        let dependenciesHere = Set(message.plan.flatMap(\.waitsFor)).intersection(local)
+        self.local = local
+        releasedHere = dependenciesHere
+        let releasedSteps = message.plan.filter { dependenciesHere.contains($0.store) }.map {
+            DependencyExecution.Step(store: Self.released($0.store))
+        }
+        let steps = message.plan.map { step in
+            DependencyExecution.Step(
+                store: step.store, waitsFor: step.waitsFor.map { dependenciesHere.contains($0) ? Self.released($0) : $0 })
+        }
+        execution = DependencyExecution(releasedSteps + steps, runsHere: local.contains)
     }
 
-    /// Records what the coordinator released (or what the history recorded) for stores that do not run here. The
-    /// first record of a store counts; a store that runs here settles only by running here.
+    /// The name of a dependency's released outcome; no store name contains ':' (BusName).
+    private static func released(_ store: String) -> String { "released:" + store }
+
+    private static func original(_ name: String) -> String {
+        name.hasPrefix("released:") ? String(name.dropFirst("released:".count)) : name
+    }
+
+    /// Records what the coordinator released (or what the history recorded). The first record of a store counts; a
+    /// store that runs here finishes only by running here, but the stores here waiting for it read this record.
     mutating func learn(_ released: [StoreOutput]) {
-        for output in released where !local.contains(output.store) {
-            if execution.record(output.store, output.settlement), let bytes = output.output {
-                outputs[output.store] = .encoded(bytes)
+        for output in released {
+            var recorded = false
+            if releasedHere.contains(output.store) {
+                recorded = execution.record(Self.released(output.store), output.settlement)
             }
+            if !local.contains(output.store) {
+                recorded = execution.record(output.store, output.settlement) || recorded
+            }
+            if recorded, let bytes = output.output { outputs[output.store] = .encoded(bytes) }
+            if isReplay, output.status == .unknown, local.contains(output.store) { unknownOnTheBus.insert(output.store) }
         }
     }
 
@@ -45,21 +86,26 @@ struct LocalDispatch {
         for step in execution.plan where !local.contains(step.store) { execution.record(step.store, settlement) }
     }
 
-    /// The next store here whose dependencies have all settled, handed out once; ``DependencyExecution/Ready/blockedBy``
-    /// says when it must be skipped instead of run. Record its result with ``record(_:output:)``.
-    mutating func nextRunnable() -> DependencyExecution.Ready? { execution.nextRunnable() }
+    /// The next store here whose dependencies have all settled, handed out once; ``Runnable/blockedBy`` says when
+    /// it must be skipped instead of run. Record its result with ``record(_:output:)``.
+    mutating func nextRunnable() -> Runnable? {
+        guard let ready = execution.nextRunnable() else { return nil }
+        let blocked = ready.blockedBy.map {
+            DependencyExecution.Blocker(dependency: Self.original($0.dependency), settlement: $0.settlement).reason
+        }
+        return Runnable(store: ready.store, waitsFor: ready.step.waitsFor.map(Self.original), blockedBy: blocked)
+    }
 
     /// The outputs of the stores `step` waits for, for its handler.
-    func outputs(for step: DependencyExecution.Step) -> [String: Value] {
+    func outputs(for step: Runnable) -> [String: Value] {
         var found: [String: Value] = [:]
         for dependency in step.waitsFor { found[dependency] = outputs[dependency] }
         return found
     }
 
-    /// Records a store's result here, which releases the stores waiting for it.
-    mutating func record(_ result: StoreResult, output: Value?) {
+    /// Records a store's result here. The stores here waiting for it wait on for the coordinator's word.
+    mutating func record(_ result: StoreResult) {
         execution.record(result.store, result.settlement)
-        outputs[result.store] = output
         results.append(result)
     }
 
@@ -67,7 +113,7 @@ struct LocalDispatch {
     var isFinished: Bool { execution.isFinished }
 
     /// A snapshot brought `store` past this dispatch: if it has not run, it no longer does, and the stores waiting
-    /// for it wait for its recorded outcome instead, like a remote store's.
+    /// for it wait for its recorded outcome, as they do anyway.
     mutating func stopRunning(_ store: String) {
         guard local.remove(store) != nil else { return }
         execution.stopRunningHere(store)

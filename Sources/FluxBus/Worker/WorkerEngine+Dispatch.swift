@@ -71,26 +71,27 @@ extension WorkerEngine {
         var fresh: [StoreResult] = []
         while let ready = dispatch.nextRunnable() {
             let store = storesByName[ready.store]!
+            // A replayed result is only reported when the bus has no outcome for the store: it is digested then.
+            let reported = !dispatch.isReplay || dispatch.unknownOnTheBus.contains(store.name)
             let result: StoreResult
             if let blocker = ready.blockedBy {
-                result = StoreResult(
-                    store: store.name, status: .skipped, message: blocker.reason, digest: dispatch.isReplay ? 0 : digest(of: store))
-                dispatch.record(result, output: nil)
+                result = StoreResult(store: store.name, status: .skipped, message: blocker, digest: reported ? digest(of: store) : 0)
+                dispatch.record(result)
             } else {
-                result = run(store, in: &dispatch, step: ready.step)
+                result = run(store, in: &dispatch, step: ready, reported: reported)
             }
-            fresh.append(result)
+            if reported { fresh.append(result) }
             emit(.applied(sequence: dispatch.sequence, store: store.name, status: result.status))
             logger.debug("applied", metadata: [
                 "seq": "\(dispatch.sequence)", "store": "\(store.name)", "status": "\(result.status)",
             ])
         }
         current = dispatch
-        if !fresh.isEmpty, !dispatch.isReplay { send(.ack(.init(epoch: epoch, sequence: dispatch.sequence, results: fresh))) }
+        if !fresh.isEmpty { send(.ack(.init(epoch: epoch, sequence: dispatch.sequence, results: fresh))) }
         if dispatch.isFinished { finish() }
     }
 
-    func run(_ store: AnyStore, in dispatch: inout LocalDispatch, step: DependencyExecution.Step) -> StoreResult {
+    func run(_ store: AnyStore, in dispatch: inout LocalDispatch, step: LocalDispatch.Runnable, reported: Bool) -> StoreResult {
         let outputs = dispatch.outputs(for: step)
         // A cascade's request id names what caused it, not this process: every replica of the store, and a replica
         // replaying this sequence later, sends the same id, so the coordinator dispatches it once.
@@ -110,13 +111,14 @@ extension WorkerEngine {
             status = .failed
             message = Self.truncated(ActionError(describing: error).message)
         }
-        let output = status == .ok ? store.output() : nil
         // A replayed dispatch has completed: nobody reads its acknowledgement, so its output is not encoded nor its
         // state digested, which is most of what catching up would otherwise cost.
-        let result = dispatch.isReplay
-            ? StoreResult(store: store.name, status: status, message: message, digest: 0)
-            : StoreResult(store: store.name, status: status, message: message, output: try? output?.encoded(), digest: digest(of: store))
-        dispatch.record(result, output: output)
+        let result = reported
+            ? StoreResult(
+                store: store.name, status: status, message: message,
+                output: status == .ok ? try? store.output()?.encoded() : nil, digest: digest(of: store))
+            : StoreResult(store: store.name, status: status, message: message, digest: 0)
+        dispatch.record(result)
         return result
     }
 
@@ -160,8 +162,8 @@ extension WorkerEngine {
             if let current, current.sequence == entry.sequence {
                 // The dispatch in hand completed without us: settle what is pending from the recorded outcomes
                 // (those of stores that run here are not taken: they settle by running).
-                self.current!.learn(entry.outputs)
                 self.current!.isReplay = true
+                self.current!.learn(entry.outputs)
                 advance()
                 continue
             }

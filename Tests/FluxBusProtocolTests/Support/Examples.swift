@@ -68,7 +68,7 @@ enum Examples {
         .fetch(.init(epoch: 0, from: 1, to: 41)),
         .replay(.init(epoch: 7, entries: [
             .init(epoch: 6, sequence: 40, actionType: "kv.set", payload: utf8(#"{"key":"k","value":1}"#),
-                  plan: [.init(store: "kv")], outputs: [.init(store: "kv", status: .lost, message: "no live replica")]),
+                  plan: [.init(store: "kv")], outputs: [.init(store: "kv", status: .unknown, message: "no live replica")]),
             .init(epoch: 7, sequence: 41, actionType: "kv.delete", payload: [0x00, 0xFF], error: "",
                   plan: [], outputs: []),
         ])),
@@ -79,7 +79,7 @@ enum Examples {
         .dispatch(.init(requestID: "req-ü", actionType: "counter.add", payload: utf8(#"{"by":1}"#), error: nil)),
         .result(.init(requestID: "req-ü", epoch: 7, sequence: 43, elapsedMicros: 987, outcomes: [
             .init(store: "counter", worker: "w1", status: .ok, digest: 5),
-            .init(store: "counter", worker: "", status: .lost, message: "no live replica", digest: 0),
+            .init(store: "counter", worker: "", status: .unknown, message: "no live replica", digest: 0),
         ])),
         .error(.init(requestID: "req-2", code: .busy, message: "queue full (1024 waiting)")),
         .statusRequest(.init(requestID: "s-1")),

@@ -1,0 +1,86 @@
+import Flux
+import FluxBusProtocol
+import Logging
+
+/// Outcomes: how a store's replicas settle into the one outcome its dependents read, why that outcome is logged
+/// before any of them reads it, and how an outcome reported as unknown becomes known.
+extension CoordinatorEngine {
+    /// Records a store's outcome once all its replicas answered (or were lost). When stores wait for it, the outcome
+    /// is a decision every replica of theirs will read, now or replaying the history: it is logged, and released to
+    /// their workers (those hosting the store too) only once the log has it (``releaseDecisions()``), so that a
+    /// restart dispatching the action again releases the same outcome.
+    func settle(_ store: String, at index: Int) {
+        guard flights[index].settled[store] == nil else { return }
+        let lostReason = flights[index].lost[store]?.map(\.reason).joined(separator: "; ") ?? "no live replica"
+        var output = InFlightDispatch.settle(store, results: flights[index].results[store] ?? [], lostReason: lostReason)
+        if output.status == .unknown, configuration.lostDependencyPolicy == .runWithoutOutput {
+            // Its dependents run without its output. The record says so, so that a replay does the same.
+            output = StoreOutput(store: store, status: .ok, message: "lost (\(lostReason)); released without output")
+        }
+        decide(output, at: index)
+    }
+
+    /// Fixes a store's recorded outcome for a dispatch in flight, logging it first if stores wait for it.
+    func decide(_ output: StoreOutput, at index: Int) {
+        flights[index].settled[output.store] = output
+        guard !flights[index].dependents(of: output.store).isEmpty else { return }
+        log.recordDecision(output, sequence: flights[index].sequence)
+        undeliveredDecisions.append((flights[index].sequence, output.store))
+    }
+
+    /// Sends the logged decisions to the workers whose stores wait for them: one RELEASE per worker and decision.
+    func releaseDecisions() {
+        let decisions = undeliveredDecisions
+        undeliveredDecisions.removeAll()
+        for (sequence, store) in decisions {
+            guard let index = flights.index(of: sequence), let output = flights[index].settled[store] else { continue }
+            flights[index].released.insert(store)
+            let waiting = Set(flights[index].dependents(of: store).flatMap { membership.connectedReplicas(of: $0) })
+            for worker in waiting.sorted() {
+                send(.release(.init(epoch: epoch, sequence: sequence, outputs: [output])), toWorker: worker)
+            }
+        }
+    }
+
+    /// A replica's results for a completed dispatch, from a late ACK (even one written off meanwhile: it is the
+    /// same routing id) or from replaying an entry recorded as unknown: where the answer said unknown, it now says
+    /// what the replica did. The recorded decision stands; only the answer learns.
+    func learnLateOutcomes(_ ack: Message.Ack, from worker: String) {
+        for result in ack.results {
+            guard let requestID = unknownOutcomes.resolve(sequence: ack.sequence, store: result.store),
+                let recorded = unflushedResults[requestID] ?? (try? log.result(for: requestID)) ?? nil
+            else { continue }
+            let known = Outcome(store: result.store, worker: worker, status: result.status, message: result.message, digest: result.digest)
+            let answer = recorded.resolving(sequence: ack.sequence, with: known)
+            let first = if case .batchResult(let batch) = answer { batch.firstSequence } else { ack.sequence }
+            log.recordAnswer(answer, for: requestID, sequence: first)
+            unflushedResults[requestID] = answer
+            logger.info("an unknown outcome is known now", metadata: [
+                "seq": "\(ack.sequence)", "store": "\(result.store)", "worker": "\(worker)", "status": "\(result.status)",
+                "request": "\(requestID)",
+            ])
+        }
+    }
+
+    /// The outcomes other than ok that the log recorded for `range`: a batch's actions that completed before a
+    /// restart. The record has one outcome per store, not per replica, so these name no worker.
+    func recordedFailures(_ range: Range<UInt64>) -> [BatchFailure] {
+        guard !range.isEmpty else { return [] }
+        let entries = (try? log.entries(in: range.lowerBound...range.upperBound - 1, maximum: range.count)) ?? []
+        var failures: [BatchFailure] = []
+        var recorded = Set<UInt64>()
+        for entry in entries {
+            recorded.insert(entry.sequence)
+            for output in entry.outputs where output.status != .ok {
+                failures.append(BatchFailure(sequence: entry.sequence, outcome: Outcome(
+                    store: output.store, worker: "", status: output.status, message: output.message, digest: 0)))
+            }
+        }
+        for sequence in range where !recorded.contains(sequence) {
+            failures.append(BatchFailure(sequence: sequence, outcome: Outcome(
+                store: "", worker: "", status: .unknown,
+                message: "completed before the coordinator restarted, and its record is no longer in the log", digest: 0)))
+        }
+        return failures.sorted { $0.sequence < $1.sequence }
+    }
+}

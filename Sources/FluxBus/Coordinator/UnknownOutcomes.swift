@@ -1,0 +1,79 @@
+import FluxBusProtocol
+
+/// Answered requests whose outcome for some store is not known yet: no replica of it answered in time. The action is
+/// in the log, so a replica applies it when it comes back or catches up, and reports what happened (a late ACK, or
+/// its result while replaying an entry recorded as unknown). The request id's recorded answer then says so: a client
+/// asking again with the same id learns the outcome.
+struct UnknownOutcomes {
+    private struct Key: Hashable {
+        let sequence: UInt64
+        let store: String
+    }
+
+    /// (sequence, store) → the request id whose answer reports it unknown.
+    private var requests: [Key: String] = [:]
+    /// Oldest first, to forget the oldest past ``limit``.
+    private var order = FIFO<Key>()
+    let limit: Int
+
+    init(limit: Int = 100_000) {
+        self.limit = limit
+    }
+
+    var count: Int { requests.count }
+
+    /// Remembers the unknown outcomes an answer reports.
+    mutating func remember(_ answer: Message, requestID: String) {
+        for (sequence, outcome) in Self.outcomes(of: answer) where outcome.status == .unknown {
+            let key = Key(sequence: sequence, store: outcome.store)
+            guard requests.updateValue(requestID, forKey: key) == nil else { continue }
+            order.push(key)
+        }
+        while requests.count > limit, let oldest = order.pop() { requests[oldest] = nil }
+    }
+
+    /// The request id whose answer reports `store` unknown for `sequence`, forgetting it: the first replica to report
+    /// tells the outcome.
+    mutating func resolve(sequence: UInt64, store: String) -> String? {
+        requests.removeValue(forKey: Key(sequence: sequence, store: store))
+    }
+
+    /// Every (sequence, outcome) an answer reports.
+    private static func outcomes(of answer: Message) -> [(UInt64, Outcome)] {
+        switch answer {
+        case .result(let result): result.outcomes.map { (result.sequence, $0) }
+        case .batchResult(let batch): batch.failures.map { ($0.sequence, $0.outcome) }
+        default: []
+        }
+    }
+}
+
+extension Message {
+    /// The answer with a replica's late outcome for `sequence` in place of the store's unknown one: the replica's own
+    /// entry, or the "no live replica" entry. An `ok` leaves a batch's failures.
+    func resolving(sequence: UInt64, with known: Outcome) -> Message {
+        func replaced(_ outcomes: [Outcome]) -> [Outcome] {
+            var result = outcomes
+            let index = result.firstIndex { $0.store == known.store && $0.status == .unknown && $0.worker == known.worker }
+                ?? result.firstIndex { $0.store == known.store && $0.status == .unknown && $0.worker.isEmpty }
+            if let index { result[index] = known } else { result.append(known) }
+            return result
+        }
+        switch self {
+        case .result(var result) where result.sequence == sequence:
+            result.outcomes = replaced(result.outcomes)
+            return .result(result)
+        case .batchResult(var batch):
+            let mine = replaced(batch.failures.filter { $0.sequence == sequence }.map(\.outcome))
+                .filter { $0.status != .ok }.map { BatchFailure(sequence: sequence, outcome: $0) }
+            // In place, keeping the failures in sequence order.
+            let start = batch.failures.firstIndex { $0.sequence >= sequence } ?? batch.failures.endIndex
+            let end = batch.failures[start...].firstIndex { $0.sequence > sequence } ?? batch.failures.endIndex
+            batch.failures.replaceSubrange(start..<end, with: mine)
+            if sequence == batch.firstSequence + UInt64(batch.count) - 1 { batch.outcomes = replaced(batch.outcomes) }
+            return .batchResult(batch)
+        default:
+            return self
+        }
+    }
+}

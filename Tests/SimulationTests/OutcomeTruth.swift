@@ -1,0 +1,54 @@
+import Flux
+@testable import FluxBus
+import FluxBusProtocol
+
+/// "An outcome reported as not applied is never applied", and the converse: what clients were told a store did in
+/// a dispatch against what its replicas did, whenever they did it (live, replaying, or after a restart). `unknown`
+/// promises nothing either way; `failed` and `skipped` promise that no replica ever applies the action to the store;
+/// `ok` promises that none fails or skips it.
+struct OutcomeTruth {
+    private struct Key: Hashable {
+        let sequence: UInt64
+        let store: String
+    }
+
+    /// What clients were told, per store: ok, or not applied (failed/skipped). Unknown is not kept.
+    private var told: [Key: (applied: Bool, request: String)] = [:]
+    /// What replicas did: whether any applied the store, whether any refused it, and where.
+    private var ran: [Key: (applied: String?, refused: String?)] = [:]
+
+    /// Records an answer's outcomes: a store's replicas merged by the rule clients use.
+    mutating func told(_ request: String, sequence: UInt64, outcomes: [Outcome], planned: Set<String>) -> String? {
+        for store in planned {
+            let replicas = outcomes.filter { $0.store == store }
+            let merged = replicas.isEmpty
+                ? DependencyExecution.Settlement.ok
+                : DependencyExecution.Settlement.merging(replicas.map { .init($0.status, message: $0.message) })
+            guard let merged, merged.status != .unknown else { continue }
+            let key = Key(sequence: sequence, store: store)
+            told[key] = (merged.status == .ok, request)
+            if let violation = compare(key) { return violation }
+        }
+        return nil
+    }
+
+    /// Records one replica's run of a store in a dispatch.
+    mutating func ran(_ store: String, sequence: UInt64, on worker: String, status: OutcomeStatus) -> String? {
+        let key = Key(sequence: sequence, store: store)
+        var record = ran[key] ?? (nil, nil)
+        if status == .ok { record.applied = record.applied ?? worker } else { record.refused = record.refused ?? worker }
+        ran[key] = record
+        return compare(key)
+    }
+
+    private func compare(_ key: Key) -> String? {
+        guard let told = told[key], let ran = ran[key] else { return nil }
+        if !told.applied, let worker = ran.applied {
+            return "request \(told.request) was told \(key.store) did not apply #\(key.sequence), but \(worker) applied it"
+        }
+        if told.applied, let worker = ran.refused {
+            return "request \(told.request) was told \(key.store) applied #\(key.sequence), but \(worker) failed or skipped it"
+        }
+        return nil
+    }
+}
