@@ -10,12 +10,16 @@ struct DispatchCommand: AsyncParsableCommand {
         abstract: "Dispatch one action and print what every store did.",
         discussion: """
             The payload is JSON: an argument, @FILE to read it from a file, or - for standard input. Without one, \
-            the payload is {}. Exits 0 when every store succeeded, 1 when one failed or was skipped.
+            the payload is {}. Exits 0 when every store succeeded, 1 when one failed or was skipped, and 6 when \
+            a store's outcome is unknown: its replicas did not answer in time. The action is in the log and they \
+            apply it when they return, so do not send it again under a new id; send it again with the same \
+            --request-id to see the outcome once a replica has reported it.
 
             --batch reads one JSON payload per line from standard input and dispatches them as TYPE, in order, in \
             batches of --batch-size: each batch is one request whose actions run one by one, exactly as if \
             dispatched singly, and is answered once. On a terminal it shows progress. It prints a summary (or, with \
-            --json, one object per batch) and exits 1 if any action had a store fail or skip.
+            --json, one object per batch) and exits 1 if any action had a store fail or skip, 6 if any action's \
+            outcome is unknown.
 
             Examples:
               fluxbus dispatch counter.add '{"by":1}'
@@ -60,10 +64,17 @@ struct DispatchCommand: AsyncParsableCommand {
         } catch {
             throw reportFailure(error)
         }
+        let requestID = requestId ?? UUID().uuidString
         let result = try await withClient(connection) { client in
-            try await client.dispatch(type, payload: bytes, error: error, requestID: requestId ?? UUID().uuidString)
+            try await client.dispatch(type, payload: bytes, error: error, requestID: requestID)
         }
         print(json ? try ResultView.encode(ResultView.json(result)) : ResultView.text(result, actionType: type))
+        if result.isUnknown {
+            printError("fluxbus: the outcome of #\(result.sequence) is not known yet: a store's replicas did not answer in "
+                + "time. It is in the log, and they apply it when they return; do not send it again under a new id. "
+                + "To see its outcome later, send it again with --request-id \(requestID)")
+            throw ExitCode(6)
+        }
         if !result.succeeded { throw ExitCode(1) }
     }
 }
@@ -135,6 +146,8 @@ extension DispatchCommand {
                 print("  #\(failure.sequence) \(failure.outcome.store) \(failure.outcome.status) on \(failure.outcome.worker.isEmpty ? "-" : failure.outcome.worker): \(failure.outcome.message)")
             }
         }
+        // Unknown outcomes first: the one answer a client must not take for "not applied".
+        if failures.contains(where: { $0.outcome.status == .unknown }) { throw ExitCode(6) }
         if !failures.isEmpty { throw ExitCode(1) }
     }
 

@@ -22,6 +22,9 @@ struct FluxBusCommand: AsyncParsableCommand {
               2  usage: a bad argument or configuration
               3  unreachable or timed out
               4  refused: busy, unauthorized, invalid graph
+              5  the coordinator's log cannot be read or written
+              6  the dispatch completed, but a store's outcome is not known yet (its replicas did not answer in \
+            time): it is in the log and will be applied; ask again with the same --request-id, never a new one
             """,
         subcommands: [
             CoordinatorCommand.self, WorkerCommand.self, DispatchCommand.self, StatusCommand.self, GraphCommand.self,

@@ -46,7 +46,7 @@ struct DispatchTests {
             }
             let onTheBus = result.stores.map { [$0.name, $0.status.description, $0.error ?? ""] }
             #expect(onTheBus == inProcess, "\(action.name)")
-            #expect(result.stores.allSatisfy { $0.replicas == ($0.status == .ok ? 1 : 0) })
+            #expect(result.stores.allSatisfy { $0.replicas == 1 && $0.applied == ($0.status == .ok ? 1 : 0) && $0.unknown == 0 })
         }
 
         let expected: [String: String] = [

@@ -70,7 +70,10 @@ struct FailureTests {
         #expect(skipped.map(\.status) == [.skipped, .skipped])
         #expect(Set(skipped.map(\.worker)) == ["w-ledger-1", "w-ledger-2"])
         #expect(skipped.map(\.digest) == [ledgerDigest, ledgerDigest])
-        #expect(bad.store("ledger")?.replicas == 0)
+        // Both replicas answered; neither applied it.
+        #expect(bad.store("ledger")?.replicas == 2)
+        #expect(bad.store("ledger")?.applied == 0)
+        #expect(bad.store("ledger")?.unknown == 0)
 
         let status = try await client.status()
         #expect(status.store("ledger")?.divergedAt == 0)

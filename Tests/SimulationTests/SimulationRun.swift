@@ -55,7 +55,9 @@ struct SimulationRun {
         let clients = cluster.clients.filter { !$0.isDone }.map { "client\($0.index)" }
         let coordinator = cluster.coordinator.map { "coordinator at #\($0.lastCompleted), queue \($0.queue.count)" } ?? "coordinator down"
         let workers = cluster.workers.map { node in
-            "\(node.id) " + (node.engine.map { "\($0.phase) at #\($0.lastApplied)" } ?? "down")
+            "\(node.id) " + (node.engine.map {
+                "\($0.phase) at #\($0.lastApplied)" + ($0.current.map { " (#\($0.sequence) in hand\($0.isReplay ? ", replaying" : ""))" } ?? "")
+            } ?? "down")
         }
         return "not settled (\(coordinator); \(workers.joined(separator: ", "))\(clients.isEmpty ? "" : "; waiting: \(clients.joined(separator: ","))"))"
     }

@@ -42,16 +42,15 @@ struct CatchUp {
     /// Whether nothing is known beyond `applied`.
     func isCaughtUp(applied: UInt64) -> Bool { applied >= knownSequence }
 
-    /// The range to FETCH now, if any. A dispatch in hand completed without us when the coordinator says so; or,
-    /// probably, when later ones were published and it has waited `patience` (a batch's actions are published
-    /// together, so not at once): fetch it to settle it from the record. With nothing in hand, fetch what follows
-    /// `applied`.
+    /// The range to FETCH now, if any. A dispatch in hand completed without us when the coordinator says so; and one
+    /// that has waited `patience` may have (its COMPLETED lost, and a HEARTBEAT names only what was published): fetch
+    /// it. If it completed, its record settles it; if it is still in flight, the coordinator sends its ACTION again
+    /// with the outcomes it released, which a lost RELEASE needs. With nothing in hand, fetch what follows `applied`.
     func wanted(
         applied: UInt64, inHand: (sequence: UInt64, begunAt: MonotonicTime)?, now: MonotonicTime, patience: Duration
     ) -> ClosedRange<UInt64>? {
         if let inHand {
-            let overtaken = knownCompleted >= inHand.sequence
-                || (knownSequence > inHand.sequence && now - inHand.begunAt > patience)
+            let overtaken = knownCompleted >= inHand.sequence || now - inHand.begunAt > patience
             guard overtaken else { return nil }
             return inHand.sequence...min(max(knownSequence, inHand.sequence), inHand.sequence + Self.window)
         }

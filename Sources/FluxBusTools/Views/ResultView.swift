@@ -4,13 +4,16 @@ import FluxBusProtocol
 
 /// How the CLI shows a dispatch's result: a short text table, or the JSON object scripts rely on.
 public enum ResultView {
-    /// `dispatch --json`: `seq`, `status` (`ok` or `failed`), `stores` (name → `status`, `replicas`, `error`),
-    /// `elapsedMicros`, and every replica's outcome under `outcomes`.
+    /// `dispatch --json`: `seq`, `status` (`ok`, `failed` or `unknown`), `stores` (name → `status`, `replicas` that
+    /// answered, how many `applied` it, how many are `unknown`, `error`), `elapsedMicros`, and every replica's outcome
+    /// under `outcomes`.
     public struct JSON: Codable, Sendable, Hashable {
         /// One store's outcome across its replicas.
         public struct Store: Codable, Sendable, Hashable {
             public let status: String
             public let replicas: Int
+            public let applied: Int
+            public let unknown: Int
             public let error: String?
         }
         /// One replica's outcome.
@@ -31,9 +34,11 @@ public enum ResultView {
 
     public static func json(_ result: DispatchResult) -> JSON {
         JSON(
-            seq: result.sequence, epoch: result.epoch, status: result.succeeded ? "ok" : "failed",
+            seq: result.sequence, epoch: result.epoch, status: result.verdict,
             stores: Dictionary(uniqueKeysWithValues: result.stores.map {
-                ($0.name, JSON.Store(status: $0.status.description, replicas: $0.replicas, error: $0.error))
+                ($0.name, JSON.Store(
+                    status: $0.status.description, replicas: $0.replicas, applied: $0.applied, unknown: $0.unknown,
+                    error: $0.error))
             }),
             outcomes: result.outcomes.map {
                 JSON.Replica(
@@ -44,7 +49,7 @@ public enum ResultView {
     }
 
     public static func text(_ result: DispatchResult, actionType: String) -> String {
-        var lines = ["#\(result.sequence) \(actionType): \(result.succeeded ? "ok" : "failed") in \(Self.duration(micros: result.elapsedMicros))"]
+        var lines = ["#\(result.sequence) \(actionType): \(result.verdict) in \(Self.duration(micros: result.elapsedMicros))"]
         if result.outcomes.isEmpty { lines.append("  no store handles \(actionType)") }
         let width = max(8, result.outcomes.map(\.store.count).max() ?? 0)
         for outcome in result.outcomes {
