@@ -21,8 +21,11 @@ struct FaultPlan: CustomStringConvertible {
     var stallRate = 0.0
     /// Chance that one log flush fails; the coordinator then stops, as the real one exits 5.
     var flushFailure = 0.0
+    /// Per second: chance that the coordinator stalls (SIGSTOP, a VM pause, a stalled disk) for 0.2–3 s.
+    var coordinatorStallRate = 0.0
 
-    static let none = FaultPlan()
+    /// No fault at all. (Not `none`: as an argument of type `FaultPlan?` that would mean nil, a random plan.)
+    static let nothing = FaultPlan()
 
     /// A random mix: each fault on with probability one half, at a random intensity.
     static func swarm(using random: inout SplitMix64) -> FaultPlan {
@@ -38,6 +41,7 @@ struct FaultPlan: CustomStringConvertible {
         plan.coordinatorCrashRate = maybe(0.02...0.2)
         plan.stallRate = maybe(0.05...0.5)
         plan.flushFailure = maybe(0.001...0.02)
+        plan.coordinatorStallRate = maybe(0.02...0.2)
         return plan
     }
 
@@ -45,6 +49,7 @@ struct FaultPlan: CustomStringConvertible {
         func percent(_ value: Double) -> String { "\((value * 1000).rounded() / 10)%" }
         return "publishLoss \(percent(publishLoss)), latency \(latency.lowerBound)…\(latency.upperBound) µs, "
             + "partitions \(partitionRate)/s, worker crashes \(workerCrashRate)/s (checkpoint kept \(percent(keepsCheckpoint))), "
-            + "coordinator crashes \(coordinatorCrashRate)/s, stalls \(stallRate)/s, flush failures \(percent(flushFailure))"
+            + "coordinator crashes \(coordinatorCrashRate)/s, stalls \(stallRate)/s, flush failures \(percent(flushFailure)), "
+            + "coordinator stalls \(coordinatorStallRate)/s"
     }
 }

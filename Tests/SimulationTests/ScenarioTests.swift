@@ -23,7 +23,7 @@ struct ScenarioTests {
     /// its next epoch with the same sequence; the replicas that ran it re-acknowledge it from memory instead of
     /// applying it twice, and the client's retry under the same request id gets that sequence.
     @Test func theDispatchInFlightRunsOnceAcrossACoordinatorCrash() {
-        let cluster = SimCluster(seed: 1, faults: .none, actionsPerClient: 4)
+        let cluster = SimCluster(seed: 1, faults: .nothing, actionsPerClient: 4)
         var crashedAt: UInt64?
         // The first ACK that the coordinator waits for, once the workers are live (from #5 on).
         cluster.crashesCoordinatorOn = { cluster, messages in
@@ -46,7 +46,7 @@ struct ScenarioTests {
     /// A ledger replica that vanishes for good is written off at the acknowledgement deadline; every later dispatch
     /// completes with the other replica, and says so.
     @Test func aReplicaThatVanishesIsWrittenOffAndTheBusGoesOn() {
-        let cluster = SimCluster(seed: 2, faults: .none, actionsPerClient: 10)
+        let cluster = SimCluster(seed: 2, faults: .nothing, actionsPerClient: 10)
         cluster.run(until: 60_000_000) { $0.checker.acknowledged.count >= 5 }
         cluster.retired = [1]
         cluster.crashWorker(1)
@@ -63,7 +63,7 @@ struct ScenarioTests {
     /// A replica that first joins after the log was compacted starts from the snapshots a live replica gave, not
     /// from sequence 1, and ends equal to it.
     @Test func aLateReplicaJoinsFromASnapshotAfterCompaction() {
-        let cluster = SimCluster(seed: 3, faults: .none, actionsPerClient: 30, workersDown: [1])
+        let cluster = SimCluster(seed: 3, faults: .nothing, actionsPerClient: 30, workersDown: [1])
         cluster.run(until: 120_000_000) { $0.checker.acknowledged.count == 90 && ($0.disk.actions.keys.min() ?? 1) > 1 }
         let logStart = cluster.disk.actions.keys.min() ?? 1
         #expect(logStart > 1, "the log was compacted")
@@ -79,7 +79,7 @@ struct ScenarioTests {
     /// A worker restarted from its checkpoint resumes where the checkpoint stood, catches up the rest, and applies
     /// nothing twice.
     @Test func aWorkerResumesFromItsCheckpoint() {
-        let cluster = SimCluster(seed: 4, faults: .none, actionsPerClient: 10)
+        let cluster = SimCluster(seed: 4, faults: .nothing, actionsPerClient: 10)
         cluster.run(until: 60_000_000) { $0.checker.acknowledged.count >= 12 && $0.workers[0].checkpoint != nil }
         let saved = cluster.workers[0].checkpoint?.lastApplied ?? 0
         #expect(saved > 0)
@@ -89,5 +89,40 @@ struct ScenarioTests {
         #expect(Self.settle(cluster), "\(cluster.checker.recentSteps.suffix(10))")
         #expect(cluster.checker.violation == nil, "\(cluster.checker.violation ?? "")")
         #expect(Self.ledger(cluster, 0) == Self.ledger(cluster, 1))
+    }
+
+    /// A coordinator that stops for three seconds (twenty liveness deadlines here) resumes without blaming its
+    /// workers: none is written off, so no later dispatch's outcome is unknown.
+    @Test func aStalledCoordinatorDoesNotBlameItsWorkers() {
+        let cluster = SimCluster(seed: 5, faults: .nothing, actionsPerClient: 10)
+        // Past the start, when the first dispatches find replicas still joining ("no live replica").
+        cluster.run(until: 60_000_000) { cluster in
+            cluster.checker.acknowledged.count >= 12
+                && cluster.coordinator?.membership.workers.values.filter { $0.state == .live }.count == 4
+        }
+        let before = cluster.checker.acknowledged.keys.max() ?? 0
+        cluster.stallCoordinator(for: 3_000_000)
+        var lost: [String] = []
+        let settled = cluster.run(until: cluster.now + 30_000_000) { cluster in
+            for worker in cluster.coordinator?.membership.workers.values ?? [:].values where worker.state == .lost {
+                lost.append(worker.id)
+            }
+            return SimulationRun.settled(cluster)
+        }
+        cluster.checker.checkAtEnd()
+        #expect(settled, "\(cluster.checker.recentSteps.suffix(10))")
+        #expect(cluster.checker.violation == nil, "\(cluster.checker.violation ?? "")")
+        #expect(lost.isEmpty, "written off after the coordinator's own stall: \(Set(lost).sorted())")
+        let unknown = cluster.checker.answers.values.filter { $0.sequence > before }.flatMap(\.outcomes)
+            .filter { $0.status == .unknown }
+        #expect(unknown.isEmpty, "after #\(before): \(unknown)")
+        #expect(cluster.checker.acknowledged.count == 30)
+
+        // The first thing a resumed coordinator handles may be its timer, before the messages that waited: still no
+        // worker is written off.
+        let coordinator = try? #require(cluster.coordinator)
+        coordinator?.handle(.tick, at: MonotonicTime(nanoseconds: (cluster.now + 3_000_000) * 1_000))
+        let states = coordinator?.membership.workers.values.map { "\($0.id) \($0.state)" }.sorted() ?? []
+        #expect(states == ["w1 live", "w2 live", "w3 live", "w4 live"])
     }
 }

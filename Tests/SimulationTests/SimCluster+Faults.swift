@@ -27,6 +27,9 @@ extension SimCluster {
         if happens(faults.coordinatorCrashRate), coordinator != nil {
             crashCoordinator()
         }
+        if happens(faults.coordinatorStallRate), coordinator != nil, coordinatorStalledUntil <= now {
+            stallCoordinator(for: Int64.random(in: 200_000...3_000_000, using: &random))
+        }
     }
 
     func crashWorker(_ index: Int) {
@@ -38,9 +41,16 @@ extension SimCluster {
         workers[index].stalledUntil = 0
     }
 
+    /// The coordinator handles nothing for `micros`: its input waits, in order, as a stopped process's sockets hold it.
+    func stallCoordinator(for micros: Int64) {
+        coordinatorStalledUntil = now + micros
+        checker.note("fault: stall the coordinator until \(self.coordinatorStalledUntil)")
+    }
+
     func crashCoordinator() {
         checker.note("fault: crash the coordinator")
         coordinator = nil
+        coordinatorStalledUntil = 0
         coordinatorIncarnation += 1
         for index in workers.indices { workers[index].generation += 1 }
         for index in clients.indices { clients[index].generation += 1 }

@@ -54,6 +54,8 @@ final class SimCluster {
     let disk = SimulatedDisk()
     var coordinator: CoordinatorEngine?
     var coordinatorIncarnation = 0
+    /// Until when the coordinator handles nothing (a stall fault).
+    var coordinatorStalledUntil: Int64 = 0
     var workers: [WorkerNode]
     var clients: [SimClient]
     /// Whether faults are still injected; ``quiesce()`` ends them.
@@ -113,6 +115,7 @@ final class SimCluster {
         faults.publishLoss = 0
         faults.flushFailure = 0
         if coordinator == nil { agenda.schedule(.coordinatorRestart, at: now + 1_000) }
+        coordinatorStalledUntil = min(coordinatorStalledUntil, now)
         for index in workers.indices {
             workers[index].partitioned = false
             workers[index].stalledUntil = min(workers[index].stalledUntil, now)
@@ -138,6 +141,7 @@ final class SimCluster {
         switch event {
         case .toCoordinator(let frames, let link):
             guard let coordinator, linkIsUp(link) else { return }
+            if postponedByCoordinatorStall(event) { return }
             if let trigger = crashesCoordinatorOn, trigger(self, (try? codec.decodeAll(Array(frames.dropFirst()))) ?? []) {
                 crashesCoordinatorOn = nil
                 return crashCoordinator()
@@ -156,6 +160,7 @@ final class SimCluster {
             clients[index] = client
         case .coordinatorTick(let incarnation):
             guard let coordinator, incarnation == coordinatorIncarnation else { return }
+            if postponedByCoordinatorStall(event) { return }
             coordinator.handle(.tick, at: time)
             perform(coordinator.takeEffects())
             agenda.schedule(.coordinatorTick(incarnation: incarnation), at: now + configuration.tickInterval.microseconds)
@@ -192,6 +197,13 @@ final class SimCluster {
     }
 
     var time: MonotonicTime { MonotonicTime(nanoseconds: now * 1_000) }
+
+    /// A stalled coordinator handles nothing until the stall ends: its input waits, in order.
+    private func postponedByCoordinatorStall(_ event: Event) -> Bool {
+        guard coordinatorStalledUntil > now else { return false }
+        agenda.schedule(event, at: coordinatorStalledUntil)
+        return true
+    }
 
     /// A stalled worker handles nothing until the stall ends: its input waits, in order.
     private func postponedByStall(_ event: Event, worker index: Int) -> Bool {

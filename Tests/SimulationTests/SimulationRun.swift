@@ -57,6 +57,7 @@ struct SimulationRun {
         let workers = cluster.workers.map { node in
             "\(node.id) " + (node.engine.map {
                 "\($0.phase) at #\($0.lastApplied)" + ($0.current.map { " (#\($0.sequence) in hand\($0.isReplay ? ", replaying" : ""))" } ?? "")
+                    + ($0.phase == .live ? "" : " [\($0.catchUp.summary)]")
             } ?? "down")
         }
         return "not settled (\(coordinator); \(workers.joined(separator: ", "))\(clients.isEmpty ? "" : "; waiting: \(clients.joined(separator: ","))"))"

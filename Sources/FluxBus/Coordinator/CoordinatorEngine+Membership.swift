@@ -39,6 +39,17 @@ extension CoordinatorEngine {
             return refuse(hello, code: .tooMany, reason:
                 "this coordinator already has \(membership.workers.count) workers, its limit", to: routingID)
         }
+        // The same process saying HELLO again, while it is live or joining, has not lost its place: it heard nothing
+        // for a while (this coordinator stalled, or a restart's HELLOs queued up), or it needs snapshots (the log was
+        // compacted past it: then a live one catches up again first). It gets them and its WELCOME again, and keeps
+        // its standing, so neither the dispatches in flight nor its stores lose it.
+        let behindTheLog = (hello.stores.map(\.lastApplied).min() ?? 0) + 1 < log.oldestRetained
+        if let current = membership.workers[hello.workerID], current.instance == hello.instance,
+            current.routingID == routingID, current.state == .catchingUp || (current.state == .live && !behindTheLog)
+        {
+            sendSnapshots(for: hello, to: routingID)
+            return send(welcome, to: routingID)
+        }
         do {
             // A new instance under a known id is a restarted worker: it takes over from the old one.
             if let previous = membership.workers[hello.workerID], previous.routingID != routingID {
@@ -65,10 +76,14 @@ extension CoordinatorEngine {
             ])
         }
         sendSnapshots(for: hello, to: routingID)
-        send(.welcome(.init(
+        send(welcome, to: routingID)
+    }
+
+    private var welcome: Message {
+        .welcome(.init(
             epoch: epoch, sequence: lastCompleted, publishEndpoint: advertisedPublishEndpoint,
             heartbeatMillis: UInt32(configuration.heartbeatInterval.milliseconds),
-            deadlineMillis: UInt32(deadline.milliseconds))), to: routingID)
+            deadlineMillis: UInt32(deadline.milliseconds)))
     }
 
     func refuse(_ hello: Message.Hello, code: Message.Reject.Code, reason: String, to routingID: [UInt8]) {

@@ -39,6 +39,12 @@ struct CatchUp {
         heardCompleted(sequence)
     }
 
+    /// For a report: what is known and asked for.
+    var summary: String {
+        "known #\(knownSequence), completed #\(knownCompleted), fetching through #\(fetchingThrough)"
+            + (fetchSentAt.map { " since \($0)" } ?? "")
+    }
+
     /// Whether nothing is known beyond `applied`.
     func isCaughtUp(applied: UInt64) -> Bool { applied >= knownSequence }
 
