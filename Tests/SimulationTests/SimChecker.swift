@@ -4,7 +4,7 @@ import FluxBusProtocol
 
 /// The invariants, checked after every step of a simulated run, against a model built from what the coordinator
 /// published and what clients were told:
-/// - one total order: a sequence, once published, always names the same action;
+/// - one total order: a sequence, once published, always names the same action, planned for the same stores;
 /// - a retried request id is one action: an action never gets two sequences;
 /// - no store applies a sequence twice, or out of order: a replica of an independent store holds exactly the
 ///   history the total order gives it, up to the sequence it applied;
@@ -20,7 +20,7 @@ final class SimChecker {
     private(set) var violation: String?
     /// Sequence → action id, as published.
     private(set) var order: [UInt64: UInt32] = [:]
-    /// Sequence → the stores its plan named, as last published.
+    /// Sequence → the stores its plan named.
     private var planned: [UInt64: Set<String>] = [:]
     private var sequenceOfAction: [UInt32: UInt64] = [:]
     private var actionOfPayload: [[UInt8]: UInt32] = [:]
@@ -83,6 +83,10 @@ final class SimChecker {
         }
         if let earlier = sequenceOfAction[id], earlier != action.sequence {
             fail("a retried request is one action: action \(id) has #\(earlier) and #\(action.sequence)")
+        }
+        let stores = Set(action.plan.map(\.store))
+        if let earlier = planned[action.sequence], earlier != stores {
+            fail("one plan per sequence: #\(action.sequence) was published for \(earlier.sorted()), and now for \(stores.sorted())")
         }
         order[action.sequence] = id
         sequenceOfAction[id] = action.sequence

@@ -20,6 +20,8 @@ final class SimulatedDisk {
     var epochs: [UInt64] = []
     /// Sequence → the outcomes released for it while it was in flight, first one per store.
     var decisions: [UInt64: [StoreOutput]] = [:]
+    /// A request's first sequence → its plans, as logged before its first ACTION.
+    var plans: [UInt64: [String: [PlanStep]]] = [:]
     /// Flushes that failed, for the report.
     var failedFlushes = 0
 }
@@ -32,6 +34,7 @@ final class SimulatedLog: LogStorage {
         case action(UInt64, SimulatedDisk.Row)
         case completion(ReplayEntry)
         case decision(UInt64, StoreOutput)
+        case plans(UInt64, [String: [PlanStep]])
         case answer(String, UInt64, Message)
         case store(String)
         case snapshot(LogSnapshot)
@@ -70,6 +73,8 @@ final class SimulatedLog: LogStorage {
         }
         recovered.stores = disk.stores
         recovered.decisions = disk.decisions.filter { $0.key > recovered.lastCompleted }
+        let firsts = Set(recovered.pending.map { $0.batchFirst ?? $0.sequence })
+        recovered.plans = disk.plans.filter { firsts.contains($0.key) }
         snapshots = disk.snapshots
         knownStores = disk.stores
         oldestRetained = sequences.first ?? recovered.lastSequence + 1
@@ -89,6 +94,8 @@ final class SimulatedLog: LogStorage {
     func complete(_ entry: ReplayEntry) { writes.append(.completion(entry)) }
 
     func recordDecision(_ output: StoreOutput, sequence: UInt64) { writes.append(.decision(sequence, output)) }
+
+    func recordPlans(_ plans: [String: [PlanStep]], request first: UInt64) { writes.append(.plans(first, plans)) }
 
     func recordAnswer(_ message: Message, for requestID: String, sequence: UInt64) {
         writes.append(.answer(requestID, sequence, message))
@@ -145,6 +152,7 @@ final class SimulatedLog: LogStorage {
                 disk.requests[row.requestID] = (sequence, nil)
             }
         case .completion(let entry): disk.actions[entry.sequence]?.entry = entry
+        case .plans(let first, let plans): disk.plans[first] = plans
         case .decision(let sequence, let output):
             if disk.decisions[sequence]?.contains(where: { $0.store == output.store }) != true {
                 disk.decisions[sequence, default: []].append(output)

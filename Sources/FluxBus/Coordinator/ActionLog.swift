@@ -20,6 +20,7 @@ final class ActionLog: LogStorage {
         case action(sequence: UInt64, epoch: UInt64, action: BatchAction, origin: String, requestID: String, batch: (first: UInt64, size: Int)?)
         case completion(sequence: UInt64, entry: [UInt8])
         case decision(sequence: UInt64, output: StoreOutput)
+        case plans(request: UInt64, plans: [String: [PlanStep]])
         case answer(requestID: String, sequence: UInt64, message: [UInt8])
         case store(String)
         case snapshot(LogSnapshot)
@@ -162,6 +163,18 @@ final class ActionLog: LogStorage {
                 ) WITHOUT ROWID;
                 """)
         }
+        migrator.registerMigration("v3-plans") { db in
+            try db.execute(sql: """
+                -- Each request's plans, fixed before its first ACTION is published (PlanText), by its first sequence:
+                -- a restart dispatching it again names the same stores.
+                CREATE TABLE plan (
+                    request INTEGER NOT NULL,
+                    actionType TEXT NOT NULL,
+                    steps TEXT NOT NULL,
+                    PRIMARY KEY (request, actionType)
+                ) WITHOUT ROWID;
+                """)
+        }
         return migrator
     }
 
@@ -198,6 +211,17 @@ final class ActionLog: LogStorage {
                         store: row["store"], status: status, message: row["message"],
                         output: (row["output"] as Data?).map { [UInt8]($0) })
                     recovered.decisions[row["sequence"], default: []].append(output)
+                }
+                let firsts = Set(recovered.pending.map { $0.batchFirst ?? $0.sequence })
+                if let lowest = firsts.min() {
+                    for row in try Row.fetchAll(db, sql: "SELECT request, actionType, steps FROM plan WHERE request >= ?", arguments: [lowest]) {
+                        let request: UInt64 = row["request"]
+                        guard firsts.contains(request) else { continue }
+                        guard let steps = PlanText.decode(row["steps"]) else {
+                            throw LogDamage(detail: "the recorded plan of the request at #\(request) cannot be read")
+                        }
+                        recovered.plans[request, default: [:]][row["actionType"]] = steps
+                    }
                 }
                 recovered.stores = try String.fetchAll(db, sql: "SELECT name FROM store ORDER BY firstSeen, name")
                 for row in try Row.fetchAll(db, sql: "SELECT store, sequence, digest, state, worker FROM snapshot") {
@@ -238,6 +262,11 @@ final class ActionLog: LogStorage {
     /// Records a completed dispatch's entry, for replay.
     func complete(_ entry: ReplayEntry) {
         writes.append(.completion(sequence: entry.sequence, entry: codec.encodeEntry(entry)))
+    }
+
+    /// Records a request's plans, before its first ACTION is published.
+    func recordPlans(_ plans: [String: [PlanStep]], request first: UInt64) {
+        writes.append(.plans(request: first, plans: plans))
     }
 
     /// Records a store's outcome that stores wait for, before it is released to them.
@@ -329,6 +358,11 @@ final class ActionLog: LogStorage {
             row.real(now)
             row.integer(sequence)
             try row.run(in: db)
+        case .plans(let request, let plans):
+            for (actionType, steps) in plans {
+                try db.cachedStatement(sql: "INSERT OR REPLACE INTO plan (request, actionType, steps) VALUES (?, ?, ?)")
+                    .execute(arguments: [request, actionType, PlanText.encode(steps)])
+            }
         case .decision(let sequence, let output):
             try db.cachedStatement(sql: """
                 INSERT OR IGNORE INTO decision (sequence, store, status, message, output) VALUES (?, ?, ?, ?, ?)
@@ -348,6 +382,11 @@ final class ActionLog: LogStorage {
         case .compaction(let through, let keepRequests):
             try db.execute(sql: "DELETE FROM action WHERE sequence <= ?", arguments: [through])
             try db.execute(sql: "DELETE FROM decision WHERE sequence <= ?", arguments: [through])
+            // Plans of requests that completed: every request that still has an action to run starts later.
+            try db.execute(sql: """
+                DELETE FROM plan WHERE request < COALESCE(
+                    (SELECT MIN(COALESCE(batchFirst, sequence)) FROM action WHERE entry IS NULL), ?)
+                """, arguments: [through + 1])
             try db.execute(sql: """
                 DELETE FROM request WHERE sequence < (SELECT sequence FROM request ORDER BY sequence DESC LIMIT 1 OFFSET ?)
                 """, arguments: [max(0, keepRequests - 1)])

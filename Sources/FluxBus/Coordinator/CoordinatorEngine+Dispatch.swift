@@ -12,9 +12,15 @@ extension CoordinatorEngine {
         #else
         let logFirst = true
         #endif
-        if logFirst, log.hasUnflushedActions || !undeliveredDecisions.isEmpty { flushLog() }
+        // The next request's plans go in the same commit as what was just accepted: they are fixed before its first
+        // ACTION is published, so a restart dispatching it again names the same stores.
+        let planned = flights.isIdle && recovery == nil && !storageFailed ? planNext() : false
+        if logFirst, planned || log.hasUnflushedActions || !undeliveredDecisions.isEmpty { flushLog() }
         guard !storageFailed, recovery == nil else { return }
-        while flights.isIdle, let next = queue.pop() {
+        while flights.isIdle, !queue.isEmpty {
+            // After a request that completed at once, the next one's plans need a commit of their own.
+            if planNext() { flushLog() }
+            guard !storageFailed, let next = queue.pop() else { return }
             start(next)
         }
         // Decisions made as the request started (a store with no live replica) go out now, not at the next tick.
@@ -31,10 +37,10 @@ extension CoordinatorEngine {
             firstSequence: queued.batchFirst, count: queued.batchSize, startedAt: now,
             failures: queued.isBatch ? recordedFailures(queued.batchFirst..<queued.sequence) : []))
         precondition(queued.sequence == lastSequence + 1, "the queue holds sequences in order")
-        // One plan per action type, and the same live replicas for every action of the request.
+        // One plan per action type, as logged, and the same live replicas for every action of the request.
         var plans: [String: (plan: [PlanStep], awaiting: [String: Set<String>])] = [:]
         for (offset, item) in queued.actions.enumerated() {
-            let planned = plans[item.actionType] ?? plan(for: item.actionType)
+            let planned = plans[item.actionType] ?? participants(in: queued.plans?[item.actionType] ?? plan(for: item.actionType))
             plans[item.actionType] = planned
             let action = Message.Action(
                 epoch: epoch, sequence: queued.sequence + UInt64(offset), actionType: item.actionType, payload: item.payload,
@@ -60,18 +66,6 @@ extension CoordinatorEngine {
             }
         }
         completeIfDone()
-    }
-
-    /// Every active store that handles the action type, dependencies first, each waiting for the planned stores it
-    /// depends on; and the live replicas each store waits for.
-    private func plan(for actionType: String) -> (plan: [PlanStep], awaiting: [String: Set<String>]) {
-        let graph = membership.graph
-        let participating = graph.order.filter { membership.stores[$0]?.handles(actionType) == true }
-        let taking = Set(participating)
-        let plan = participating.map { PlanStep(store: $0, waitsFor: graph.dependencies(of: $0).filter(taking.contains)) }
-        var awaiting: [String: Set<String>] = [:]
-        for step in plan { awaiting[step.store] = Set(membership.liveReplicas(of: step.store)) }
-        return (plan, awaiting)
     }
 
     func receiveAck(_ ack: Message.Ack, routingID: [UInt8]) {

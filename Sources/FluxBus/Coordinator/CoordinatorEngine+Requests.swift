@@ -57,7 +57,7 @@ extension CoordinatorEngine {
         }
         queue.push(RequestQueue.Entry(
             sequence: first, requesters: [requester], requestID: requestID, actions: actions, isBatch: isBatch,
-            batchFirst: first, batchSize: actions.count))
+            batchFirst: first, batchSize: actions.count, plans: nil))
     }
 
     /// The result of a completed request, from memory if the log has not been flushed since, else from the log.

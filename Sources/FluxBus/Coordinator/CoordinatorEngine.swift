@@ -97,7 +97,7 @@ final class CoordinatorEngine {
             queue.push(RequestQueue.Entry(
                 sequence: pending.sequence, requesters: [], requestID: pending.requestID, actions: pending.actions,
                 isBatch: pending.batchSize > 0, batchFirst: pending.batchFirst ?? pending.sequence,
-                batchSize: max(pending.batchSize, 1)))
+                batchSize: max(pending.batchSize, 1), plans: recovered.plans[pending.batchFirst ?? pending.sequence]))
         }
         if !recovered.stores.isEmpty {
             recovery = (Set(recovered.stores), now.advanced(by: configuration.recoveryGrace))

@@ -29,6 +29,8 @@ protocol LogStorage: AnyObject {
     /// Logs an accepted action, with its request id and, for a batch, the batch's first sequence and size.
     func append(
         sequence: UInt64, epoch: UInt64, action: BatchAction, origin: String, requestID: String, batch: (first: UInt64, size: Int)?)
+    /// Records a request's plans (action type → plan), keyed by its first sequence, before its first ACTION goes out.
+    func recordPlans(_ plans: [String: [PlanStep]], request first: UInt64)
     /// Records a store's outcome for a dispatch in flight that stores wait for, before it is released to them.
     func recordDecision(_ output: StoreOutput, sequence: UInt64)
     /// Records a completed dispatch's entry, for replay.
@@ -82,6 +84,8 @@ struct LogRecovery {
     var stores: [String] = []
     /// The outcomes released for actions not completed, by sequence: dispatched again, they must release the same.
     var decisions: [UInt64: [StoreOutput]] = [:]
+    /// The plans of the requests not completed, by their first sequence: dispatched again, they name the same stores.
+    var plans: [UInt64: [String: [PlanStep]]] = [:]
 }
 
 extension LogRecovery {

@@ -15,6 +15,9 @@ struct RequestQueue {
         /// The batch as accepted; after a restart, `actions` may be only the part that had not completed.
         let batchFirst: UInt64
         let batchSize: Int
+        /// Action type → its plan, once logged: fixed before the first ACTION is published, and after a restart the
+        /// plans the previous run published, so that a sequence always names the same stores.
+        var plans: [String: [PlanStep]]?
     }
 
     /// At most this many actions wait; past it clients are told the bus is busy.
@@ -46,6 +49,18 @@ struct RequestQueue {
         guard let waiting = retries[requester.requestID] else { return false }
         if waiting.count < maximum { retries[requester.requestID]!.append(requester) }
         return true
+    }
+
+    /// Gives the next request its plans, made by `plan`, unless it has them; returns them and the request's first
+    /// sequence when it did.
+    mutating func planNext(_ plan: ([BatchAction]) -> [String: [PlanStep]]) -> (first: UInt64, plans: [String: [PlanStep]])? {
+        var made: (UInt64, [String: [PlanStep]])?
+        entries.updateFirst { entry in
+            guard entry.plans == nil else { return }
+            entry.plans = plan(entry.actions)
+            made = (entry.batchFirst, entry.plans!)
+        }
+        return made
     }
 
     /// The next request, with every requester that asked for it.

@@ -8,6 +8,12 @@ struct FIFO<Element> {
 
     mutating func push(_ element: Element) { storage.append(element) }
 
+    /// Changes the first element in place, if there is one.
+    mutating func updateFirst(_ change: (inout Element) -> Void) {
+        guard head < storage.count else { return }
+        change(&storage[head])
+    }
+
     mutating func pop() -> Element? {
         guard head < storage.count else { return nil }
         let element = storage[head]
