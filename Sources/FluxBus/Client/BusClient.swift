@@ -60,7 +60,9 @@ public final class BusClient: Sendable {
     /// - Parameters:
     ///   - requestID: makes the request idempotent: a retry with the same id returns the original result instead
     ///     of dispatching again. By default, a fresh UUID.
-    /// - Throws: ``BusError``: `refused` (busy, shutting down, invalid), or `unreachable` when no answer comes in time.
+    /// - Throws: ``BusError``: `usage` when the request is over the protocol's limits (a request id over 4,096
+    ///   bytes, a payload over 8 MiB), checked before sending; `refused` (busy, shutting down, invalid); or
+    ///   `unreachable` when no answer comes in time, or the coordinator stopped with the outcome unknown.
     @discardableResult
     public func dispatch(
         _ actionType: String, json: String = "{}", error: String? = nil, requestID: String = UUID().uuidString,
@@ -199,6 +201,8 @@ public final class BusClient: Sendable {
     }
 
     private func request(_ message: Message, id: String, timeout: Duration?) async throws -> Message {
+        // Over the protocol's limits, the coordinator could not answer: say so now instead of timing out.
+        try RequestLimits.check(message)
         let timeout = timeout ?? self.timeout
         let core = self.core
         return try await withCheckedThrowingContinuation { continuation in
@@ -281,7 +285,8 @@ final class ClientCore {
         guard let id = Self.requestID(of: message), let request = pending.removeValue(forKey: id) else { return }
         request.timer.cancel()
         if case .error(let error) = message {
-            let code: BusError.Code = error.code == .timeout ? .unreachable : .refused
+            // A timeout or a coordinator that stopped (code 7) leaves the outcome unknown, like no answer: exit 3.
+            let code: BusError.Code = error.code == .timeout || error.code == .internal ? .unreachable : .refused
             request.continuation.resume(throwing: BusError(code: code, message: error.message, remoteCode: error.code))
         } else if case .reject(let reject) = message {
             request.continuation.resume(throwing: BusError(code: .refused, message: reject.reason))

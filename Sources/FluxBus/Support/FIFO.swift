@@ -8,6 +8,9 @@ struct FIFO<Element> {
 
     mutating func push(_ element: Element) { storage.append(element) }
 
+    /// The elements waiting, oldest first.
+    var elements: ArraySlice<Element> { storage[head...] }
+
     mutating func pop() -> Element? {
         guard head < storage.count else { return nil }
         let element = storage[head]
