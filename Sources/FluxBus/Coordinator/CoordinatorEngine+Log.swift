@@ -28,6 +28,9 @@ extension CoordinatorEngine {
     /// outcome is not known (an action in flight may have been applied, and one logged before will run again after
     /// a restart), so the answer says to retry under the same request id, which gets the true result.
     private func answerWaitersBeforeStopping(_ failure: BusError) {
+        #if DEBUG
+        if plantedBug == .coordinatorStopsWithoutAnswering { return }
+        #endif
         for requester in waitingRequesters {
             send(.error(.init(requestID: requester.requestID, code: .internal, message:
                 "the coordinator cannot write its log (\(failure.message)) and is stopping. The outcome of request "
