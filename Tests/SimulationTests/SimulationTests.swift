@@ -22,8 +22,11 @@ struct SimulationTests {
     /// replica" (its replicas were still joining) and w4 skipped audit; a failed log flush restarted the coordinator,
     /// which dispatched the same sequence again, settled the ledger ok, and w3 ran audit; w4 re-acknowledged its skip
     /// from memory. A settlement is released before it is durable, and "lost" is a guess. They run, and must fail
-    /// exactly so, until the outcomes issue fixes it; any other failure fails the test.
-    static let knownDivergentSeeds: Set<UInt64> = [42, 133]
+    /// exactly so, until the outcomes issue fixes it; any other failure fails the test. Which seeds show it moves
+    /// whenever the engines send other messages (each message draws its latency from the seed): answering every
+    /// waiter on a storage failure, and each connection once per request id, moved it from 42 and 133 to 55, 133
+    /// and 173, still about 2% of seeds.
+    static let knownDivergentSeeds: Set<UInt64> = [55, 133, 173]
 
     @Test("every invariant holds under swarm faults, seed after seed")
     func invariantsHold() {
