@@ -84,4 +84,38 @@ struct BatchInputTests {
         #expect(failed?["requestId"] as? String == "import-2")
         await cluster.stop()
     }
+
+    /// A batch that gets no answer (its worker is stopped, the CLI's --timeout passes) has an unknown outcome: the
+    /// run says so and names the lines not sent. Running the same input again with the same --request-id, once the
+    /// worker runs, applies every line exactly once.
+    @Test func aBatchWithNoAnswerIsReportedUnknownAndARerunAppliesNothingTwice() async throws {
+        let cluster = try Cluster()
+        // A long deadline: the stopped worker must hold the batch in flight, not be written off.
+        try cluster.startCoordinator(["--in-memory", "--heartbeat-ms", "10000", "--ack-timeout", "50"])
+        let worker = try cluster.startWorker("w1", stores: ["counter=counter"])
+        let client = try await cluster.client()
+        try await cluster.waitUntilLive(1, client: client)
+        kill(worker.processIdentifier, SIGSTOP)
+        defer { kill(worker.processIdentifier, SIGCONT) }
+        let input = try Self.write(Array(repeating: #"{"by":1}"#, count: 4), in: cluster)
+        let arguments = [
+            "dispatch", "counter.add", "--batch", "--batch-size", "2", "--request-id", "imp", "--coordinator", cluster.control,
+        ]
+        let first = try CommandLineTests.fluxbus(arguments + ["--timeout", "1"], input: input)
+        #expect(first.status == 3, "no answer: \(first.error)")
+        #expect(first.output.split(separator: "\n").map(String.init).dropFirst() == [
+            "applied: nothing",
+            "unknown: lines 1-2 may or may not have been applied (request id imp-0); run the same input again with the "
+                + "same --request-id and --batch-size to learn the outcome without applying anything twice",
+            "not sent: lines 3-4",
+        ], "\(first.output)")
+
+        kill(worker.processIdentifier, SIGCONT)
+        let again = try CommandLineTests.fluxbus(arguments + ["--timeout", "30"], input: input)
+        #expect(again.status == 0, "\(again.output)\n\(again.error)")
+        let counter = try await client.state(of: "counter")
+        #expect(String(decoding: counter.state, as: UTF8.self) == #"{"value":4}"#, "every line applied once")
+        await client.close()
+        await cluster.stop()
+    }
 }
