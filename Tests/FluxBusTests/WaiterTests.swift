@@ -172,4 +172,28 @@ struct WaiterTests {
         await client.close()
         await bus.stop()
     }
+
+    /// One client sending one request id twice at once: the coordinator answers a connection once, so the second
+    /// call is refused at once instead of waiting for an answer that cannot come; the first gets the result.
+    @Test func theSameRequestIDTwiceAtOnceOnOneClientIsRefusedNotLeftWaiting() async throws {
+        let bus = try await Self.patientBus()
+        let client = try await bus.client()
+        bus.startWorker("w1", [HostedStore(GateStore.self)])
+        try await bus.waitUntilLive(1, client: client)
+        let gateName = UUID().uuidString
+        let gate = GateStore.gate(gateName)
+        defer { gate.opened.signal() }
+        let payload = Array(#"{"gate":"\#(gateName)"}"#.utf8)
+        let first = Task { try await client.dispatch(GateStore.hold.name, payload: payload, requestID: "twice") }
+        _ = try await onDedicatedThread { gate.entered.wait() }
+        let second = await #expect(throws: BusError.self) {
+            try await client.dispatch(GateStore.hold.name, payload: payload, requestID: "twice")
+        }
+        #expect(second?.code == .usage)
+        #expect(second?.message.contains("request id `twice` is already waiting for an answer on this client") == true)
+        gate.opened.signal()
+        #expect(try await first.value.sequence == 1)
+        await client.close()
+        await bus.stop()
+    }
 }

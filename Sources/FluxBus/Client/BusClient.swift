@@ -61,7 +61,8 @@ public final class BusClient: Sendable {
     ///   - requestID: makes the request idempotent: a retry with the same id returns the original result instead
     ///     of dispatching again. By default, a fresh UUID.
     /// - Throws: ``BusError``: `usage` when the request is over the protocol's limits (a request id over 4,096
-    ///   bytes, a payload over 8 MiB), checked before sending; `refused` (busy, shutting down, invalid); or
+    ///   bytes, a payload over 8 MiB), checked before sending, or when `requestID` is already waiting on this client;
+    ///   `refused` (busy, shutting down, invalid); or
     ///   `unreachable` when no answer comes in time, or the coordinator stopped with the outcome unknown.
     @discardableResult
     public func dispatch(
@@ -246,6 +247,12 @@ final class ClientCore {
     func send(_ message: Message, id: String, timeout: Duration, continuation: CheckedContinuation<Message, any Error>) {
         if let refusal {
             return continuation.resume(throwing: BusError(code: .refused, message: refusal))
+        }
+        // One answer comes per connection and request id: a second wait under the same id would never end.
+        guard pending[id] == nil else {
+            return continuation.resume(throwing: BusError(code: .usage, message:
+                "request id `\(id)` is already waiting for an answer on this client; await that request (its answer is "
+                + "this one's too), or use another id"))
         }
         let timer = scope.schedule(after: timeout) { [unowned self] in
             guard let request = pending.removeValue(forKey: id) else { return }
