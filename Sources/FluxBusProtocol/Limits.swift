@@ -3,7 +3,9 @@
 /// Every length on the wire is checked against the bytes that remain in the frame and against
 /// these limits, so a hostile or corrupt frame can never make the decoder allocate more than
 /// roughly the frame's own size. The defaults suit a coordinator on a trusted network; lower
-/// them for exposed endpoints and set `ZMQ_MAXMSGSIZE` to match ``maxFrameBytes``.
+/// them for exposed endpoints. FluxBus's coordinator sets `ZMQ_MAXMSGSIZE` above ``maxFrameBytes``
+/// (twice it), so that a request over these limits reaches it and is answered with an ERROR
+/// instead of the connection being cut without a word.
 ///
 /// ```swift
 /// let codec = Codec(limits: Limits(maxFrameBytes: 1 << 20, maxBytesField: 512 << 10))

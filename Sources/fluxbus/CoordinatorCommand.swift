@@ -79,8 +79,11 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @Option(help: "The largest action payload accepted, in bytes; a larger dispatch is refused.")
     var maxPayloadBytes = 1 << 20
 
-    @Option(help: "The largest frame accepted from any peer, in bytes (ZMQ_MAXMSGSIZE, which libzmq applies per frame); a peer sending more is disconnected.")
-    var maxMessageBytes = 16 << 20
+    @Option(help: "The largest frame accepted from any peer, in bytes (ZMQ_MAXMSGSIZE, which libzmq applies per frame); a peer sending more is disconnected without an answer. By default 32 MiB, twice the protocol's 16 MiB, so that a request over the protocol's limits is answered with an ERROR instead.")
+    var maxMessageBytes = 32 << 20
+
+    @Option(help: "Connections that may wait for one request id in flight or queued; each gets the answer once, and one more is refused as busy.")
+    var maxWaitersPerRequest = 1_024
 
     @Option(help: "Malformed messages one peer may send per second before it is quarantined.")
     var maxMalformedPerSecond = 100
@@ -115,7 +118,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
         guard (1...10_000).contains(maxBatch) else { throw ValidationError("--max-batch must be 1 to 10000, not \(maxBatch)") }
         guard recoveryGraceSeconds >= 0 else { throw ValidationError("--recovery-grace-seconds must not be negative") }
         guard queueLimit > 0, retain > 0, maxWorkers > 0, maxStoresPerWorker > 0, maxPayloadBytes > 0,
-            maxMessageBytes > 0, maxMalformedPerSecond > 0, quarantineSeconds >= 0
+            maxMessageBytes > 0, maxWaitersPerRequest > 0, maxMalformedPerSecond > 0, quarantineSeconds >= 0
         else {
             throw ValidationError("--queue-limit, --retain and the --max-… limits must be positive")
         }
@@ -149,6 +152,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
             }
             configuration.maxPayloadBytes = maxPayloadBytes
             configuration.maxMessageBytes = maxMessageBytes
+            configuration.maxWaitersPerRequest = maxWaitersPerRequest
             configuration.maxMalformedPerSecond = maxMalformedPerSecond
             configuration.quarantine = .milliseconds(Int64(quarantineSeconds * 1000))
             configuration.maxWorkers = maxWorkers

@@ -18,8 +18,13 @@ struct DispatchCommand: AsyncParsableCommand {
             --batch reads one JSON payload per line from standard input and dispatches them as TYPE, in order, in \
             batches of --batch-size: each batch is one request whose actions run one by one, exactly as if \
             dispatched singly, and is answered once. On a terminal it shows progress. It prints a summary (or, with \
-            --json, one object per batch) and exits 1 if any action had a store fail or skip, 6 if any action's \
-            outcome is unknown.
+            --json, one object per batch) and exits 1 if any action had a store fail or skip, 6 if any action's outcome is \
+            unknown. The whole input is \
+            checked before the first batch is sent: a line that is not JSON, or over --max-payload-bytes, or a batch \
+            over the 16 MiB message limit, sends nothing and exits 2. If a batch fails part-way (refused: exit 4; no \
+            answer, or the coordinator stopped: exit 3), it prints which input lines were applied and under which \
+            sequences, whether the failed batch was applied (refused: no; otherwise unknown), and which lines were \
+            not sent (with --json, one object: appliedLines, failed, notSentLines).
 
             Examples:
               fluxbus dispatch counter.add '{"by":1}'
@@ -49,11 +54,17 @@ struct DispatchCommand: AsyncParsableCommand {
     @Option(help: "Actions per batch with --batch; at most the coordinator's --max-batch (4096).")
     var batchSize = 1_000
 
+    @Option(help: "With --batch: the largest payload of one line, in bytes: the coordinator's --max-payload-bytes (1 MiB by default), at most 8 MiB. A longer line stops the input before anything is sent.")
+    var maxPayloadBytes = 1 << 20
+
     @OptionGroup var connection: ConnectionOptions
 
     func validate() throws {
         guard !type.isEmpty else { throw ValidationError("the action type must not be empty") }
         guard batchSize >= 1 else { throw ValidationError("--batch-size must be at least 1") }
+        guard (1...Limits.default.maxBytesField).contains(maxPayloadBytes) else {
+            throw ValidationError("--max-payload-bytes must be 1 to \(Limits.default.maxBytesField) (8 MiB, FluxBus's limit), not \(maxPayloadBytes)")
+        }
     }
 
     func run() async throws {
@@ -99,48 +110,52 @@ extension DispatchCommand {
         guard payload == "{}" else {
             throw reportFailure(BusError(code: .usage, message: "--batch reads payloads from standard input; give no payload argument"))
         }
-        var actions: [BatchAction] = []
-        for (number, line) in readAllStandardInput().split(separator: "\n").enumerated() where !line.allSatisfy(\.isWhitespace) {
-            do {
-                let bytes = try PayloadSource.validated(Data(line.utf8), origin: "line \(number + 1) of standard input")
-                actions.append(BatchAction(actionType: type, payload: bytes, error: error))
-            } catch {
-                throw reportFailure(error)
-            }
+        let (type, error, prefix) = (type, error, requestId)
+        // With --request-id, each batch's id derives from it, so rerunning the same input is idempotent.
+        func requestID(_ index: Int) -> String { prefix.map { "\($0)-\(index)" } ?? UUID().uuidString }
+        let input: BatchInput
+        do {
+            input = try BatchInput(
+                readAllStandardInput(), batchSize: batchSize, maxPayloadBytes: maxPayloadBytes,
+                makeMessage: { .dispatchBatch(.init(requestID: requestID($0), actions: $1)) },
+                action: { BatchAction(actionType: type, payload: $0, error: error) })
+        } catch {
+            throw reportFailure(error)
         }
+        let actions = input.lines.map { BatchAction(actionType: type, payload: $0.payload, error: error) }
         // A bar only when there is something to wait for.
         let progress = actions.count >= 100 ? ProgressBar.make("dispatch") : nil
-        let (batchSize, prefix) = (batchSize, requestId)
-        let results = try await withClient(connection) { client in
+        let (results, stop): ([Message.BatchResult], BatchStop?) = try await withClient(connection) { client in
             var results: [Message.BatchResult] = []
-            for (index, start) in stride(from: 0, to: actions.count, by: batchSize).enumerated() {
-                let chunk = Array(actions[start..<min(start + batchSize, actions.count)])
-                // With --request-id, each batch's id derives from it, so rerunning the same input is idempotent.
-                let id = prefix.map { "\($0)-\(index)" } ?? UUID().uuidString
-                results.append(try await client.dispatchBatch(chunk, requestID: id))
-                progress?.update(start + chunk.count, of: actions.count)
+            for (index, batch) in input.batches.enumerated() {
+                let id = requestID(index)
+                do {
+                    results.append(try await client.dispatchBatch(Array(actions[batch]), requestID: id))
+                } catch let failure as BusError {
+                    return (results, BatchStop(input: input, results: results, requestID: id, error: failure, idempotent: prefix != nil))
+                }
+                progress?.update(batch.upperBound, of: actions.count)
             }
-            return results
+            return (results, nil)
         }
         progress?.finish()
+        if let stop {
+            if json {
+                try printJSONLines(results)
+                print(String(decoding: try Self.encoder.encode(stop.json), as: UTF8.self))
+            } else {
+                print(stop.text)
+            }
+            throw reportFailure(stop.error)
+        }
         let failures = results.flatMap(\.failures)
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            for result in results {
-                let line = BatchJSON(
-                    firstSeq: result.firstSequence, count: result.count, elapsedMicros: result.elapsedMicros,
-                    failures: result.failures.map {
-                        .init(seq: $0.sequence, store: $0.outcome.store, worker: $0.outcome.worker,
-                              status: $0.outcome.status.description, message: $0.outcome.message)
-                    })
-                print(String(decoding: try encoder.encode(line), as: UTF8.self))
-            }
+            try printJSONLines(results)
         } else {
             let range = results.first.map { "#\($0.firstSequence) to #\(results.last!.lastSequence)" }
             let micros = results.reduce(UInt64(0)) { $0 + $1.elapsedMicros }
             print("\(actions.count) dispatched as \(type) in \(results.count) batch\(results.count == 1 ? "" : "es")"
-                + (range.map { ", \($0)" } ?? "") + ", \(Set(failures.map(\.sequence)).count) with a store that failed or was skipped"
+                + (range.map { ", \($0)" } ?? "") + ", \(Set(failures.map(\.sequence)).count) with a store that failed, was skipped or is unknown"
                 + (micros > 0 ? String(format: "; %.0f actions/s on the bus", Double(actions.count) / (Double(micros) / 1e6)) : ""))
             for failure in failures.prefix(10) {
                 print("  #\(failure.sequence) \(failure.outcome.store) \(failure.outcome.status) on \(failure.outcome.worker.isEmpty ? "-" : failure.outcome.worker): \(failure.outcome.message)")
@@ -149,6 +164,25 @@ extension DispatchCommand {
         // Unknown outcomes first: the one answer a client must not take for "not applied".
         if failures.contains(where: { $0.outcome.status == .unknown }) { throw ExitCode(6) }
         if !failures.isEmpty { throw ExitCode(1) }
+    }
+
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return encoder
+    }()
+
+    /// One object per batch answered.
+    private func printJSONLines(_ results: [Message.BatchResult]) throws {
+        for result in results {
+            let line = BatchJSON(
+                firstSeq: result.firstSequence, count: result.count, elapsedMicros: result.elapsedMicros,
+                failures: result.failures.map {
+                    .init(seq: $0.sequence, store: $0.outcome.store, worker: $0.outcome.worker,
+                          status: $0.outcome.status.description, message: $0.outcome.message)
+                })
+            print(String(decoding: try Self.encoder.encode(line), as: UTF8.self))
+        }
     }
 
     private func readAllStandardInput() -> String {

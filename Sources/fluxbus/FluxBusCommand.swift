@@ -20,7 +20,7 @@ struct FluxBusCommand: AsyncParsableCommand {
               0  done
               1  the dispatch completed, but a store failed or was skipped
               2  usage: a bad argument or configuration
-              3  unreachable or timed out
+              3  unreachable or timed out, or the coordinator stopped with the outcome unknown
               4  refused: busy, unauthorized, invalid graph
               5  the coordinator's log cannot be read or written
               6  the dispatch completed, but a store's outcome is not known yet (its replicas did not answer in \

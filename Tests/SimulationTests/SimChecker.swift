@@ -13,7 +13,8 @@ import FluxBusProtocol
 /// - replicas that reached the same sequence hold the same state;
 /// - no request whose result a client received is lost, across coordinator crashes;
 /// - outcomes tell the truth: a store reported failed or skipped never applies the action, one reported ok never
-///   fails or skips it (``OutcomeTruth``).
+///   fails or skips it (``OutcomeTruth``);
+/// - no request is left without an answer when the coordinator stops on a storage failure.
 /// Liveness is checked by the run: once faults stop, every request completes within a bound.
 final class SimChecker {
     unowned var cluster: SimCluster!
@@ -92,6 +93,31 @@ final class SimChecker {
         sequenceOfAction[id] = action.sequence
         publishedEpochs[action.sequence, default: []].insert(action.epoch)
         planned[action.sequence] = Set(action.plan.map(\.store))
+    }
+
+    /// Requesters that were waiting when a storage failure stopped the coordinator, all answered.
+    private(set) var answeredAtStorageStops = 0
+
+    /// The coordinator stops on a storage failure: every requester still waiting must be answered by the effects of
+    /// the same step (an ERROR, or its result), since no later answer can come from this coordinator.
+    func stoppedOnStorageFailure(waiting: [Requester], effects: [CoordinatorEffect]) {
+        let codec = Codec()
+        var answered: Set<Requester> = []
+        for case .send(let message, let routingID) in effects {
+            for inner in (try? codec.decodeAll(codec.encode(message))) ?? [] {
+                switch inner {
+                case .error(let error): answered.insert(Requester(routingID: routingID, requestID: error.requestID))
+                case .result(let result): answered.insert(Requester(routingID: routingID, requestID: result.requestID))
+                case .batchResult(let result): answered.insert(Requester(routingID: routingID, requestID: result.requestID))
+                default: break
+                }
+            }
+        }
+        for requester in waiting where !answered.contains(requester) {
+            return fail("no request is left without an answer when the coordinator stops on a storage failure: request "
+                + "\(requester.requestID) from \(String(decoding: requester.routingID, as: UTF8.self)) was not answered")
+        }
+        answeredAtStorageStops += waiting.count
     }
 
     func answered(_ request: SimClient.Request, sequence: UInt64, outcomes: [Outcome]) {

@@ -20,6 +20,10 @@ struct SimClient {
     var generation = 0
     var routingID: [UInt8] { Array("client-\(index)".utf8) }
     var isDone: Bool { remaining == 0 && request == nil }
+    /// How many times a request was sent, retries included.
+    private(set) var sends = 0
+    /// ERRORs with code 7 (internal) received: a coordinator that stopped with the request waiting.
+    private(set) var internalErrors = 0
     /// A request unanswered this long is sent again, under the same id.
     static let retryAfter: Int64 = 1_500_000
 
@@ -45,7 +49,15 @@ struct SimClient {
         if !isDone { cluster.schedule(.clientWake(index), after: request == nil ? 5_000 : Self.retryAfter / 3) }
     }
 
+    /// Takes over a request another client made, sending it under the same id: many connections waiting for one
+    /// request id.
+    mutating func adopt(_ request: Request, at now: Int64, cluster: SimCluster) {
+        send(request, at: now, cluster: cluster)
+        cluster.schedule(.clientWake(index), after: Self.retryAfter / 3)
+    }
+
     private mutating func send(_ request: Request, at now: Int64, cluster: SimCluster) {
+        sends += 1
         var request = request
         request.sentAt = now
         self.request = request
@@ -70,7 +82,8 @@ struct SimClient {
             request = nil
             cluster.schedule(.clientWake(index), after: 1_000)
         case .error(let error) where error.requestID == request?.requestID:
-            // Busy, or shutting down: not accepted; try again soon under the same id.
+            if error.code == .internal { internalErrors += 1 }
+            // Busy, shutting down, or stopped on a storage failure: try again soon under the same id.
             request!.sentAt = now - Self.retryAfter + 200_000
         default:
             break

@@ -25,6 +25,7 @@ extension SimCluster {
                 }
             case .storageFailed(let error):
                 checker.note("the coordinator stops: \(error.message)")
+                if let coordinator { checker.stoppedOnStorageFailure(waiting: coordinator.waitingRequesters, effects: effects) }
                 crashCoordinator()
             }
         }

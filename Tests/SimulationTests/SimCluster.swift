@@ -68,7 +68,7 @@ final class SimCluster {
 
     init(
         seed: UInt64, faults: FaultPlan? = nil, topology: SimTopology = .remoteDependents, actionsPerClient: Int = 40,
-        mutation: PlantedBug? = nil, workersDown: Set<Int> = []
+        mutation: PlantedBug? = nil, workersDown: Set<Int> = [], idleClients: Int = 0
     ) {
         self.seed = seed
         self.mutation = mutation
@@ -81,7 +81,8 @@ final class SimCluster {
         configuration.recoveryGrace = .seconds(3)
         self.configuration = configuration
         workers = topology.stores.enumerated().map { WorkerNode(id: "w\($0.offset + 1)", stores: $0.element) }
-        clients = (0..<3).map { SimClient(index: $0, actions: actionsPerClient) }
+        // Idle clients send only what a scenario gives them (``SimClient/adopt(_:at:cluster:)``).
+        clients = (0..<3).map { SimClient(index: $0, actions: actionsPerClient) } + (3..<3 + idleClients).map { SimClient(index: $0, actions: 0) }
         checker.cluster = self
         startCoordinator()
         retired = workersDown

@@ -60,7 +60,10 @@ public final class BusClient: Sendable {
     /// - Parameters:
     ///   - requestID: makes the request idempotent: a retry with the same id returns the original result instead
     ///     of dispatching again. By default, a fresh UUID.
-    /// - Throws: ``BusError``: `refused` (busy, shutting down, invalid), or `unreachable` when no answer comes in time.
+    /// - Throws: ``BusError``: `usage` when the request is over the protocol's limits (a request id over 4,096
+    ///   bytes, a payload over 8 MiB), checked before sending, or when `requestID` is already waiting on this client;
+    ///   `refused` (busy, shutting down, invalid); or
+    ///   `unreachable` when no answer comes in time, or the coordinator stopped with the outcome unknown.
     @discardableResult
     public func dispatch(
         _ actionType: String, json: String = "{}", error: String? = nil, requestID: String = UUID().uuidString,
@@ -199,6 +202,8 @@ public final class BusClient: Sendable {
     }
 
     private func request(_ message: Message, id: String, timeout: Duration?) async throws -> Message {
+        // Over the protocol's limits, the coordinator could not answer: say so now instead of timing out.
+        try RequestLimits.check(message)
         let timeout = timeout ?? self.timeout
         let core = self.core
         return try await withCheckedThrowingContinuation { continuation in
@@ -243,6 +248,12 @@ final class ClientCore {
         if let refusal {
             return continuation.resume(throwing: BusError(code: .refused, message: refusal))
         }
+        // One answer comes per connection and request id: a second wait under the same id would never end.
+        guard pending[id] == nil else {
+            return continuation.resume(throwing: BusError(code: .usage, message:
+                "request id `\(id)` is already waiting for an answer on this client; await that request (its answer is "
+                + "this one's too), or use another id"))
+        }
         let timer = scope.schedule(after: timeout) { [unowned self] in
             guard let request = pending.removeValue(forKey: id) else { return }
             request.continuation.resume(throwing: BusError(
@@ -281,7 +292,8 @@ final class ClientCore {
         guard let id = Self.requestID(of: message), let request = pending.removeValue(forKey: id) else { return }
         request.timer.cancel()
         if case .error(let error) = message {
-            let code: BusError.Code = error.code == .timeout ? .unreachable : .refused
+            // A timeout or a coordinator that stopped (code 7) leaves the outcome unknown, like no answer: exit 3.
+            let code: BusError.Code = error.code == .timeout || error.code == .internal ? .unreachable : .refused
             request.continuation.resume(throwing: BusError(code: code, message: error.message, remoteCode: error.code))
         } else if case .reject(let reject) = message {
             request.continuation.resume(throwing: BusError(code: .refused, message: reject.reason))

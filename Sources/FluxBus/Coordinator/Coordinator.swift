@@ -135,7 +135,11 @@ public final class Coordinator: Service, Sendable {
             return first
         }
         if let failure {
+            // The engine queued an ERROR for every requester still waiting before it reported the failure. Closing
+            // the sockets and terminating the context waits for those to leave (at most the linger, 200 ms) before
+            // the process exits; a context shared with the caller is the caller's to terminate.
             await loop.shutdown()
+            if self.context == nil { await context.terminate() }
             throw failure
         }
         logger.info("coordinator stopping: finishing the dispatches in hand")

@@ -12,8 +12,13 @@ public struct CoordinatorConfiguration: Sendable {
     /// The largest action payload accepted; a larger DISPATCH is refused with a clear error.
     public var maxPayloadBytes = 1 << 20
     /// The largest frame libzmq accepts from a peer (`ZMQ_MAXMSGSIZE`, applied per frame); a peer that sends more is
-    /// disconnected.
-    public var maxMessageBytes = 16 << 20
+    /// disconnected without the coordinator seeing the message. Twice the protocol's 16 MiB frame limit by default,
+    /// so that a request over the protocol's limits still reaches the coordinator, which answers it with an ERROR
+    /// naming the limit; the cost is that one message may take up to this much memory before it is refused.
+    public var maxMessageBytes = 2 * Limits.default.maxFrameBytes
+    /// How many connections may wait for one request id in flight or queued: the first sender and those that sent
+    /// the same id again meanwhile. Each gets the answer once; one more is refused at once with ERROR code 1 (busy).
+    public var maxWaitersPerRequest = 1_024
     /// Malformed messages one peer may send per second; past that it is quarantined: everything it sends is dropped
     /// unread (and counted) for `quarantine`.
     public var maxMalformedPerSecond = 100

@@ -17,7 +17,32 @@ extension CoordinatorEngine {
             storageFailed = true
             let failure = error as? BusError ?? BusError(code: .storage, message: "cannot write the log: \(error)")
             logger.critical("the log cannot be written; stopping", metadata: ["error": "\(failure.message)"])
+            answerWaitersBeforeStopping(failure)
             reportStorageFailure(failure)
+        }
+    }
+
+    /// Every requester still waiting: for the request in flight, and for those queued behind it.
+    var waitingRequesters: [Requester] { (flights.request?.requesters ?? []) + queue.waitingRequesters }
+
+    /// Tells everyone waiting that the coordinator stops, before it does: nothing is dropped without an answer. The
+    /// outcome is not known (an action in flight may have been applied, and one logged before will run again after
+    /// a restart), so the answer says to retry under the same request id, which gets the true result.
+    private func answerWaitersBeforeStopping(_ failure: BusError) {
+        #if DEBUG
+        if plantedBug == .coordinatorStopsWithoutAnswering { return }
+        #endif
+        for requester in waitingRequesters {
+            send(.error(.init(requestID: requester.requestID, code: .internal, message:
+                "the coordinator cannot write its log (\(failure.message)) and is stopping. The outcome of request "
+                + "`\(requester.requestID)` is not known: it may have been applied. Once the coordinator runs again, "
+                + "send it again with the same request id to get its result; it is applied at most once")),
+                to: requester.routingID)
+        }
+        for requester in stateQueries.closeAll() {
+            send(.error(.init(requestID: requester.requestID, code: .internal, message:
+                "the coordinator cannot write its log (\(failure.message)) and is stopping; ask again once it runs again")),
+                to: requester.routingID)
         }
     }
 

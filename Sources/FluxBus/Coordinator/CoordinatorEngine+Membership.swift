@@ -96,9 +96,6 @@ extension CoordinatorEngine {
         send(.reject(.init(code: code, reason: reason)), to: routingID)
     }
 
-    /// How many requesters wait on one request id: the first and a few retries.
-    static let requestersPerRequest = 8
-
     /// Tells a peer that is not a member to join first.
     func sendStrangerGoodbye(_ reason: String, to routingID: [UInt8]) {
         policing.countStranger()

@@ -40,9 +40,18 @@ extension CoordinatorEngine {
             if let answer = completedResult(for: requestID) {
                 return send(answer, to: routingID)
             }
-            // A retry joins the request in hand; a few retries are answered each, more add nothing.
-            if flights.addRequester(requester, maximum: Self.requestersPerRequest) { return }
-            if queue.addRetry(requester, maximum: Self.requestersPerRequest) { return }
+            // A retry joins the request in hand, and every connection waiting gets the answer once. Past the limit a
+            // waiter is refused at once rather than left without an answer.
+            let maximum = configuration.maxWaitersPerRequest
+            var admission = flights.addRequester(requester, maximum: maximum)
+            if admission == .notWaiting { admission = queue.addRetry(requester, maximum: maximum) }
+            switch admission {
+            case .joined, .alreadyWaiting: return
+            case .full:
+                return refuse(.busy, "\(maximum) connections already wait for request id `\(requestID)` (--max-waiters-per-request); "
+                    + "wait for the answer on one of them, or send it again once it has completed to get its recorded result")
+            case .notWaiting: break
+            }
         }
         guard queue.hasRoom(for: actions.count) else {
             return refuse(.busy, "the bus is busy: \(queue.actionCount) actions are queued (limit \(queue.limit)); retry later")

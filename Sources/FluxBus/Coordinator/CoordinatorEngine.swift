@@ -158,6 +158,7 @@ final class CoordinatorEngine {
                     "this coordinator speaks FluxBus protocol version \(Codec.version), not \(version); "
                     + "upgrade the peer or the coordinator so both speak the same version")), to: routingID)
             }
+            answerIfOverLimit(error, frames: frames.dropFirst(), to: routingID)
             return dropMalformed(error.description, from: routingID)
         }
         let workerID = workerByRoutingID[routingID]

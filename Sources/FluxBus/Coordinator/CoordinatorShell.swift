@@ -68,6 +68,8 @@ final class CoordinatorShell {
                     logger.error("cannot publish \(message.command): \(error)")
                 }
             case .storageFailed(let failure):
+                // The ERRORs to every waiting requester came first in `effects` and are queued on the ROUTER by now;
+                // the coordinator stops by closing the sockets with their linger, which lets them leave.
                 onStorageFailure(failure)
             }
         }

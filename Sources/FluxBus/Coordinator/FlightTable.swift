@@ -42,11 +42,10 @@ struct FlightTable {
         return index >= completed && index < flights.count ? index : nil
     }
 
-    /// A retry of the request in flight joins it, up to `maximum` requesters; false when it is another request.
-    mutating func addRequester(_ requester: Requester, maximum: Int) -> Bool {
-        guard request?.requestID == requester.requestID else { return false }
-        if request!.requesters.count < maximum { request!.requesters.append(requester) }
-        return true
+    /// A retry of the request in flight joins it: each connection once, up to `maximum` requesters.
+    mutating func addRequester(_ requester: Requester, maximum: Int) -> RetryAdmission {
+        guard request?.requestID == requester.requestID else { return .notWaiting }
+        return RetryAdmission.admit(requester, to: &request!.requesters, maximum: maximum)
     }
 
     /// Takes the oldest dispatch if every store in it has settled; dispatches complete in sequence order only.

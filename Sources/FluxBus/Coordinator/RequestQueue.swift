@@ -1,5 +1,26 @@
 import FluxBusProtocol
 
+/// How a request id sent again by a requester was taken, while a request with that id waits or is in flight.
+enum RetryAdmission: Equatable {
+    /// Another requester now waits for the answer too.
+    case joined
+    /// This requester (the same connection) already waits: it gets the answer once.
+    case alreadyWaiting
+    /// As many requesters as allowed already wait: refuse this one.
+    case full
+    /// No waiting request has that id.
+    case notWaiting
+
+    /// Adds `requester` to `waiting` unless it is there already or `maximum` wait. The request id is stored once,
+    /// shared by every waiter, so a waiter costs only its routing id.
+    static func admit(_ requester: Requester, to waiting: inout [Requester], maximum: Int) -> RetryAdmission {
+        guard !waiting.contains(where: { $0.routingID == requester.routingID }) else { return .alreadyWaiting }
+        guard waiting.count < maximum else { return .full }
+        waiting.append(Requester(routingID: requester.routingID, requestID: waiting.first?.requestID ?? requester.requestID))
+        return .joined
+    }
+}
+
 /// The requests waiting behind the one in flight, their actions already logged and given sequences; and the
 /// requesters that sent the same request id again while it waited, so that each gets the answer.
 struct RequestQueue {
@@ -23,8 +44,8 @@ struct RequestQueue {
     /// At most this many actions wait; past it clients are told the bus is busy.
     let limit: Int
     private var entries = FIFO<Entry>()
-    /// The request ids waiting, with the requesters that sent the same id again meanwhile: a lookup instead of a scan
-    /// of the queue for every DISPATCH.
+    /// The request ids waiting, with every requester waiting for each (the first, and those that sent the same id
+    /// again meanwhile): a lookup instead of a scan of the queue for every DISPATCH.
     private var retries: [String: [Requester]] = [:]
     /// Actions waiting: the limit counts actions, so that batches cannot grow the queue without bound.
     private(set) var actionCount = 0
@@ -40,15 +61,13 @@ struct RequestQueue {
     mutating func push(_ entry: Entry) {
         entries.push(entry)
         actionCount += entry.actions.count
-        if !entry.requestID.isEmpty { retries[entry.requestID] = [] }
+        if !entry.requestID.isEmpty { retries[entry.requestID] = entry.requesters }
     }
 
-    /// Adds a requester that sent a waiting request's id again, up to `maximum` per request.
-    /// - Returns: false when no request with that id waits.
-    mutating func addRetry(_ requester: Requester, maximum: Int) -> Bool {
-        guard let waiting = retries[requester.requestID] else { return false }
-        if waiting.count < maximum { retries[requester.requestID]!.append(requester) }
-        return true
+    /// Adds a requester that sent a waiting request's id again: each connection once, up to `maximum` per request.
+    mutating func addRetry(_ requester: Requester, maximum: Int) -> RetryAdmission {
+        guard retries[requester.requestID] != nil else { return .notWaiting }
+        return RetryAdmission.admit(requester, to: &retries[requester.requestID]!, maximum: maximum)
     }
 
     /// Gives the next request its plans, made by `plan`, unless it has them; returns them and the request's first
@@ -67,7 +86,12 @@ struct RequestQueue {
     mutating func pop() -> Entry? {
         guard var next = entries.pop() else { return nil }
         actionCount -= next.actions.count
-        next.requesters += retries.removeValue(forKey: next.requestID) ?? []
+        if let waiting = retries.removeValue(forKey: next.requestID) { next.requesters = waiting }
         return next
+    }
+
+    /// Every requester waiting for a queued request, oldest request first.
+    var waitingRequesters: [Requester] {
+        entries.elements.flatMap { entry in entry.requestID.isEmpty ? entry.requesters : retries[entry.requestID] ?? [] }
     }
 }

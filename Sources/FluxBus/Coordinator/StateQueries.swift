@@ -22,6 +22,12 @@ struct StateQueries {
     /// Takes the answer to a query: who asked, if it was pending.
     mutating func close(_ queryID: String) -> Requester? { pending.removeValue(forKey: queryID)?.requester }
 
+    /// Takes every query still pending: who asked each.
+    mutating func closeAll() -> [Requester] {
+        defer { pending.removeAll() }
+        return pending.values.map(\.requester).sorted { $0.requestID < $1.requestID }
+    }
+
     /// Takes the queries whose deadline passed: who asked each.
     mutating func expire(at now: MonotonicTime) -> [Requester] {
         let expired = pending.filter { $0.value.deadline <= now }

@@ -14,6 +14,9 @@ struct FIFO<Element> {
         change(&storage[head])
     }
 
+    /// The elements waiting, oldest first.
+    var elements: ArraySlice<Element> { storage[head...] }
+
     mutating func pop() -> Element? {
         guard head < storage.count else { return nil }
         let element = storage[head]

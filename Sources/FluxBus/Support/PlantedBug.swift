@@ -12,5 +12,7 @@ enum PlantedBug: String, CaseIterable, Sendable {
     case coordinatorPublishesBeforeLogging
     /// The coordinator does not look retried request ids up: a retry becomes a new action.
     case coordinatorForgetsRequestIDs
+    /// The coordinator stops on a failed log write without answering the requesters waiting for it.
+    case coordinatorStopsWithoutAnswering
 }
 #endif
