@@ -1,5 +1,6 @@
 import Foundation
 import FluxBus
+import FluxBusProtocol
 import Testing
 
 /// One join per restart: while the coordinator is down, a worker says HELLO again every liveness deadline, and the
@@ -38,6 +39,37 @@ struct JoinOnceTests {
             #expect(joins.count == 1, "\(worker) joined \(joins.count) times:\n\(log)")
             #expect(!log.contains("reason=rejoined"), "\(log)")
         }
+        await client.close()
+        await cluster.stop()
+    }
+}
+
+/// A replica that caught up by replaying reported no digest (`0000000000000000` in `status`) until the store's next
+/// dispatch, so a divergence could not be seen meanwhile. It reports its digests when it goes live.
+@Suite("A replica reports its digest when it goes live", .timeLimit(.minutes(1)))
+struct DigestOnLiveTests {
+    @Test func aLateReplicaShowsItsDigestAtOnce() async throws {
+        let cluster = try Cluster()
+        try cluster.startCoordinator()
+        try cluster.startWorker("w1", stores: ["counter=counter"])
+        let client = try await cluster.client()
+        try await cluster.waitUntilLive(1, client: client)
+        for _ in 1...20 { _ = try await client.dispatch("counter.add", json: #"{"by":2}"#) }
+
+        try cluster.startWorker("late", stores: ["counter=counter"])
+        try await cluster.waitUntilLive(2, client: client)
+        // Going live and reporting are one step on the worker, but the report may land just after READY.
+        var replicas: [Replica] = []
+        for _ in 0..<40 {
+            replicas = try #require(try await client.status().stores.first { $0.name == "counter" }).replicas
+            if replicas.allSatisfy({ $0.digest != 0 }) { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let late = try #require(replicas.first { $0.worker == "late" }, "\(replicas)")
+        let first = try #require(replicas.first { $0.worker == "w1" }, "\(replicas)")
+        #expect(late.digest != 0, "\(replicas)")
+        #expect(late.digest == first.digest && late.lastApplied == first.lastApplied, "\(replicas)")
+        #expect(try await client.status().stores.first { $0.name == "counter" }?.divergedAt == 0)
         await client.close()
         await cluster.stop()
     }

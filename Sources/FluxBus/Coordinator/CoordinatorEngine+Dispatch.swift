@@ -77,6 +77,7 @@ extension CoordinatorEngine {
         }
         for result in ack.results {
             membership.recordDigest(result.digest, store: result.store, sequence: ack.sequence, worker: workerID)
+            checkReportedDigest(result, sequence: ack.sequence, worker: workerID)
         }
         guard ack.epoch == epoch, let index = flights.index(of: ack.sequence) else {
             // A late or repeated acknowledgement, or one for a replayed dispatch: it only tells us progress.

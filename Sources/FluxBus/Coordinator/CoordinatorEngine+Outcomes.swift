@@ -62,6 +62,20 @@ extension CoordinatorEngine {
         }
     }
 
+    /// A digest reported outside a dispatch's completion (a replica that caught up reports its digests on going live,
+    /// a late ACK) against the other replicas' digests for the same store and sequence: a difference is a divergence,
+    /// seen now rather than at the store's next dispatch.
+    func checkReportedDigest(_ result: StoreResult, sequence: UInt64, worker: String) {
+        guard result.digest != 0, sequence <= lastCompleted else { return }
+        let differing = membership.replicasReporting(result.store, at: sequence).filter { $0.digest != 0 && $0.digest != result.digest }
+        guard !differing.isEmpty else { return }
+        membership.markDiverged(result.store, at: sequence)
+        logger.error("replicas diverged", metadata: [
+            "store": "\(result.store)", "seq": "\(sequence)",
+            "digests": "\(([(worker, result.digest)] + differing.map { ($0.worker, $0.digest) }).map { "\($0.0)=\(StateDigestText.hex($0.1))" }.joined(separator: ","))",
+        ])
+    }
+
     /// The outcomes other than ok that the log recorded for `range`: a batch's actions that completed before a
     /// restart. The record has one outcome per store, not per replica, so these name no worker.
     func recordedFailures(_ range: Range<UInt64>) -> [BatchFailure] {

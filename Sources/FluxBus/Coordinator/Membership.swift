@@ -162,6 +162,13 @@ struct Membership {
         workers[workerID]?.digests[store] = (sequence, digest)
     }
 
+    /// The replicas of `store` whose latest reported digest is for `sequence`.
+    func replicasReporting(_ store: String, at sequence: UInt64) -> [(worker: String, digest: UInt64)] {
+        (stores[store]?.replicas ?? []).compactMap { id in
+            workers[id]?.digests[store].flatMap { $0.sequence == sequence ? (id, $0.digest) : nil }
+        }
+    }
+
     mutating func markDiverged(_ store: String, at sequence: UInt64) {
         if stores[store]?.divergedAt == 0 { stores[store]?.divergedAt = sequence }
     }

@@ -81,6 +81,7 @@ extension WorkerEngine {
                 result = run(store, in: &dispatch, step: ready, reported: reported)
             }
             if reported { fresh.append(result) }
+            lastRuns[store.name] = (dispatch.sequence, result)
             emit(.applied(sequence: dispatch.sequence, store: store.name, status: result.status))
             logger.debug("applied", metadata: [
                 "seq": "\(dispatch.sequence)", "store": "\(store.name)", "status": "\(result.status)",

@@ -33,12 +33,30 @@ extension WorkerEngine {
         fetchWhatIsMissing()
     }
 
+    /// Acknowledges again, with the state's digest now, each hosted store's latest result: what it did is what it
+    /// reported (or replayed), and it has not run since, so the digest is the one after that sequence. The
+    /// coordinator then compares it with the other replicas' at once, instead of at the next dispatch.
+    func reportDigests() {
+        var bySequence: [UInt64: [StoreResult]] = [:]
+        for store in stores {
+            guard let run = lastRuns[store.name] else { continue }
+            var result = run.result
+            result.digest = digest(of: store)
+            result.output = nil
+            bySequence[run.sequence, default: []].append(result)
+        }
+        for (sequence, results) in bySequence.sorted(by: { $0.key < $1.key }) {
+            send(.ack(.init(epoch: epoch, sequence: sequence, results: results)))
+        }
+    }
+
     /// Sends READY once caught up, with a working subscription and nothing in hand.
     func readyIfCaughtUp() {
         guard phase == .catchingUp, session.heardOnSubscriber, current == nil, catchUp.isCaughtUp(applied: lastApplied)
         else { return }
         session.wentLive()
         send(.ready(.init(epoch: epoch, lastApplied: lastApplied)))
+        reportDigests()
         emit(.live(sequence: lastApplied))
         logger.info("live", metadata: ["seq": "\(lastApplied)"])
     }

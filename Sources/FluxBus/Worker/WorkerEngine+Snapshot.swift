@@ -57,6 +57,8 @@ extension WorkerEngine {
         }
         do {
             try store.restore(fromJSON: snapshot.state.isEmpty ? snapshots.initialState(of: store.name) : snapshot.state)
+            // Its state is the snapshot's now, not what its latest run left.
+            lastRuns[store.name] = nil
         } catch {
             return drop(snapshot, because: "its state does not decode: \(error)")
         }

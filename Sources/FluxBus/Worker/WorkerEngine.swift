@@ -42,6 +42,9 @@ final class WorkerEngine {
     var snapshots: SnapshotProgress
     /// The last sequence every hosted store has applied (or a snapshot brought past).
     var lastApplied: UInt64
+    /// Each hosted store's latest result and the sequence it ran in, reported with a fresh digest when the worker
+    /// goes live: a replica that caught up by replaying has sent no digest yet.
+    var lastRuns: [String: (sequence: UInt64, result: StoreResult)] = [:]
     /// The dispatch in hand: begun, with hosted stores still to run or settle.
     var current: LocalDispatch?
     /// Whether the worker keeps a checkpoint (the shell sets it), and whether anything changed since it was written.
