@@ -57,7 +57,7 @@ extension CoordinatorEngine {
             // Outcomes decided before a restart stand: stores waiting for them may already have read them.
             for output in recoveredDecisions.removeValue(forKey: flights[index].sequence) ?? []
             where flights[index].step(for: output.store) != nil {
-                decide(output, at: index)
+                decide(output, at: index, recorded: true)
             }
         }
         for index in flights.openIndices {
