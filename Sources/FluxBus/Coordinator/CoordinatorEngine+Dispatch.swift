@@ -25,7 +25,8 @@ extension CoordinatorEngine {
     private func start(_ queued: RequestQueue.Entry) {
         flights.begin(CurrentRequest(
             requestID: queued.requestID, requesters: queued.requesters, isBatch: queued.isBatch,
-            firstSequence: queued.batchFirst, count: queued.batchSize, startedAt: now))
+            firstSequence: queued.batchFirst, count: queued.batchSize, fingerprint: queued.fingerprint,
+            actionType: queued.actions.first?.actionType ?? "", startedAt: now))
         precondition(queued.sequence == lastSequence + 1, "the queue holds sequences in order")
         // One plan per action type, and the same live replicas for every action of the request.
         var plans: [String: (plan: [PlanStep], awaiting: [String: Set<String>])] = [:]
@@ -186,7 +187,8 @@ extension CoordinatorEngine {
         guard !request.requestID.isEmpty else { return }
         let answer = message(request.requestID)
         log.recordAnswer(answer, for: request.requestID, sequence: request.firstSequence)
-        unflushedResults[request.requestID] = answer
+        unflushedResults[request.requestID] = LoggedRequest(
+            answer: answer, fingerprint: request.fingerprint, actionType: request.actionType)
     }
 
     /// Replicas that applied the same sequence must report the same digest; a difference is logged and shown.

@@ -15,6 +15,8 @@ struct RequestQueue {
         /// The batch as accepted; after a restart, `actions` may be only the part that had not completed.
         let batchFirst: UInt64
         let batchSize: Int
+        /// What the request asked for (``RequestFingerprint``); nil for one logged before fingerprints.
+        var fingerprint: UInt64?
     }
 
     /// At most this many actions wait; past it clients are told the bus is busy.
@@ -23,6 +25,8 @@ struct RequestQueue {
     /// The request ids waiting, with the requesters that sent the same id again meanwhile: a lookup instead of a scan
     /// of the queue for every DISPATCH.
     private var retries: [String: [Requester]] = [:]
+    /// What each waiting request id asked for, and its first action type.
+    private var askedFor: [String: LoggedRequest] = [:]
     /// Actions waiting: the limit counts actions, so that batches cannot grow the queue without bound.
     private(set) var actionCount = 0
 
@@ -37,7 +41,10 @@ struct RequestQueue {
     mutating func push(_ entry: Entry) {
         entries.push(entry)
         actionCount += entry.actions.count
-        if !entry.requestID.isEmpty { retries[entry.requestID] = [] }
+        if !entry.requestID.isEmpty {
+            retries[entry.requestID] = []
+            askedFor[entry.requestID] = LoggedRequest(fingerprint: entry.fingerprint, actionType: entry.actions.first?.actionType)
+        }
     }
 
     /// Adds a requester that sent a waiting request's id again, up to `maximum` per request.
@@ -48,11 +55,15 @@ struct RequestQueue {
         return true
     }
 
+    /// What a waiting request id asked for; nil when no request with that id waits.
+    func waiting(_ requestID: String) -> LoggedRequest? { askedFor[requestID] }
+
     /// The next request, with every requester that asked for it.
     mutating func pop() -> Entry? {
         guard var next = entries.pop() else { return nil }
         actionCount -= next.actions.count
         next.requesters += retries.removeValue(forKey: next.requestID) ?? []
+        askedFor[next.requestID] = nil
         return next
     }
 }
