@@ -21,6 +21,11 @@ struct FaultPlan: CustomStringConvertible {
     var stallRate = 0.0
     /// Chance that one log flush fails; the coordinator then stops, as the real one exits 5.
     var flushFailure = 0.0
+    /// Chance that a coordinator crash also damages its log: the tail cut off, or the whole log emptied, while the
+    /// mark beside it survives (as the page cache does). The restarted coordinator must refuse it; then an operator
+    /// restores it and the coordinator starts. Drawn from a generator of its own (``SimCluster``), so that it leaves
+    /// every other fault of a seed as it was.
+    var logDamage = 0.0
 
     static let none = FaultPlan()
 
@@ -45,6 +50,7 @@ struct FaultPlan: CustomStringConvertible {
         func percent(_ value: Double) -> String { "\((value * 1000).rounded() / 10)%" }
         return "publishLoss \(percent(publishLoss)), latency \(latency.lowerBound)…\(latency.upperBound) µs, "
             + "partitions \(partitionRate)/s, worker crashes \(workerCrashRate)/s (checkpoint kept \(percent(keepsCheckpoint))), "
-            + "coordinator crashes \(coordinatorCrashRate)/s, stalls \(stallRate)/s, flush failures \(percent(flushFailure))"
+            + "coordinator crashes \(coordinatorCrashRate)/s, stalls \(stallRate)/s, flush failures \(percent(flushFailure)), "
+            + "log damage \(percent(logDamage)) of coordinator crashes"
     }
 }

@@ -24,6 +24,30 @@ final class SimulatedDisk {
     var epochs: [UInt64] = []
     /// Flushes that failed, for the report.
     var failedFlushes = 0
+    /// The highest sequence ever committed: what no damage undoes, for the invariant that a log is never silently
+    /// shortened.
+    private(set) var highestCommitted: UInt64 = 0
+
+    /// What a damage fault removes and a restore puts back; the mark is not part of it.
+    struct Contents {
+        var actions: [UInt64: Row] = [:]
+        var requests: [String: (sequence: UInt64, result: Message?, fingerprint: UInt64?, actionType: String?)] = [:]
+        var stores: [String] = []
+        var snapshots: [String: LogSnapshot] = [:]
+        var epochs: [UInt64] = []
+        var busID: String?
+    }
+
+    var contents: Contents {
+        Contents(actions: actions, requests: requests, stores: stores, snapshots: snapshots, epochs: epochs, busID: busID)
+    }
+
+    func restore(_ contents: Contents) {
+        (actions, requests, stores, snapshots, epochs, busID) =
+            (contents.actions, contents.requests, contents.stores, contents.snapshots, contents.epochs, contents.busID)
+    }
+
+    func committed(_ sequence: UInt64) { highestCommitted = max(highestCommitted, sequence) }
 }
 
 /// The ``LogStorage`` port over a ``SimulatedDisk``: writes wait in memory until ``flush()``, which applies them all
@@ -155,6 +179,7 @@ final class SimulatedLog: LogStorage {
         case .epoch(let epoch): disk.epochs.append(epoch)
         case .action(let sequence, let row, let fingerprint):
             disk.actions[sequence] = row
+            disk.committed(sequence)
             if !row.requestID.isEmpty, row.batchFirst.map({ $0 == sequence }) ?? true {
                 disk.requests[row.requestID] = (sequence, nil, fingerprint, row.action.actionType)
             }
