@@ -7,6 +7,8 @@ import FluxBusProtocol
 struct LocalDispatch {
     let sequence: UInt64
     let action: AnyAction
+    /// The action's fields as the log holds them, for the worker's log chain.
+    let logged: BatchAction
     /// The plan's run: what is settled, and which store here may go next.
     private var execution: DependencyExecution
     /// The planned stores that run here: hosted, and not brought past this sequence by a snapshot.
@@ -24,6 +26,7 @@ struct LocalDispatch {
         begunAt = now
         sequence = message.sequence
         action = AnyAction(name: message.actionType, json: message.payload, error: message.error.map(ActionError.init))
+        logged = BatchAction(actionType: message.actionType, payload: message.payload, error: message.error)
         local = Set(message.plan.map(\.store).filter(hosted))
         execution = DependencyExecution(
             message.plan.map { DependencyExecution.Step(store: $0.store, waitsFor: $0.waitsFor) }, runsHere: local.contains)

@@ -42,6 +42,9 @@ final class WorkerEngine {
     var snapshots: SnapshotProgress
     /// The last sequence every hosted store has applied (or a snapshot brought past).
     var lastApplied: UInt64
+    /// The log chain at ``lastApplied``, computed from every dispatch applied since sequence 1 (docs/PROTOCOL.md,
+    /// appendix D); nil once a snapshot replaced part of that history. HELLO reports it.
+    var chain: UInt64? = 0
     /// The dispatch in hand: begun, with hosted stores still to run or settle.
     var current: LocalDispatch?
     /// Whether the worker keeps a checkpoint (the shell sets it), and whether anything changed since it was written.
