@@ -67,7 +67,7 @@ extension CoordinatorEngine {
         guard !storageFailed else { return }
         storageFailed = true
         let failure = BusError(code: .storage, message: "the log \(log.path ?? "") is behind what a worker applied: \(conflict). "
-            + LogContinuity.recovery + "; --new-bus then refuses such workers instead, to be restarted empty")
+            + LogContinuity.recovery)
         logger.critical("a worker applied what the log does not hold; stopping", metadata: [
             "worker": "\(hello.workerID)", "workerApplied": "\(hello.applied)", "workerChain": "\(LogContinuity.hex(hello.chain))",
             "logEndsAt": "\(lastLogged)", "error": "\(failure.message)",

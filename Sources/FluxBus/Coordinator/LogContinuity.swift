@@ -38,10 +38,10 @@ enum LogContinuity {
     }
 
     /// What an operator does about a refusal.
-    static let recovery = "The coordinator refuses to start rather than run a bus that silently lost acknowledged actions. "
-        + "Stop here: restore log.sqlite (and log.sqlite-wal, if the backup has one) from a backup, or recover the "
-        + "missing file; or, to go on from what the log holds (workers that applied more are then refused and must be "
-        + "restarted empty), start once with --new-bus. See docs/OPERATIONS.md, section 11 (Recovery)"
+    static let recovery = "The coordinator will not run a bus that silently lost acknowledged actions. Restore "
+        + "log.sqlite (with its log.sqlite-wal, if the copy has one) from a backup, or recover the missing file; or, to go "
+        + "on from what the log holds on purpose, start once with --new-bus: workers that applied more are then refused "
+        + "(REJECT 9) and must be restarted empty. See docs/OPERATIONS.md, section 11 (Recovery)"
 
     static func hex(_ value: UInt64) -> String {
         let digits = String(value, radix: 16)
