@@ -21,7 +21,8 @@ struct FluxBusCommand: AsyncParsableCommand {
               1  the dispatch completed, but a store failed or was skipped
               2  usage: a bad argument or configuration
               3  unreachable or timed out
-              4  refused: busy, unauthorized, invalid graph
+              4  refused: busy, unauthorized, invalid graph, a request id reused for another request
+              5  the coordinator's log cannot be read or written, or holds less than it had committed
             """,
         subcommands: [
             CoordinatorCommand.self, WorkerCommand.self, DispatchCommand.self, StatusCommand.self, GraphCommand.self,
