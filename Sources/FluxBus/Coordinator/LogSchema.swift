@@ -87,7 +87,27 @@ enum LogSchema {
             for (sequence, chain) in chains {
                 try db.execute(sql: "UPDATE action SET chain = ? WHERE sequence = ?", arguments: [Int64(bitPattern: chain), sequence])
             }
+            try fingerprintRequests(db)
         }
         return migrator
+    }
+
+    /// Gives the request ids of a v1 log their fingerprints, from the actions the log still holds of each (a request
+    /// whose actions were compacted away keeps none, and a reuse of its id is not checked).
+    private static func fingerprintRequests(_ db: Database) throws {
+        let requests = try Row.fetchAll(db, sql: "SELECT requestID, sequence FROM request")
+        for request in requests {
+            let sequence: UInt64 = request["sequence"]
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT actionType, payload, error, batchSize FROM action
+                WHERE (batchFirst = ?1) OR (sequence = ?1 AND batchFirst IS NULL) ORDER BY sequence
+                """, arguments: [sequence])
+            let expected = max(rows.first.map { $0["batchSize"] as Int } ?? 0, 1)
+            guard !rows.isEmpty, rows.count == expected else { continue }
+            let actions = rows.map { BatchAction(actionType: $0["actionType"], payload: [UInt8]($0["payload"] as Data), error: $0["error"]) }
+            try db.execute(sql: "UPDATE request SET fingerprint = ?, actionType = ? WHERE requestID = ?", arguments: [
+                Int64(bitPattern: RequestFingerprint.of(actions)), actions[0].actionType, request["requestID"] as String,
+            ])
+        }
     }
 }
