@@ -13,7 +13,7 @@ struct EnginePurityTests {
     static func engineFiles() throws -> [URL] {
         let shells: Set<String> = [
             "Coordinator.swift", "CoordinatorShell.swift", "ActionLog.swift", "DirectoryLock.swift", "LogMark.swift", "LogSchema.swift",
-            "RowBinder.swift",
+            "RowBinder.swift", "LogWrite.swift",
             "Worker.swift", "WorkerShell.swift", "Checkpoint.swift", "Journal.swift",
         ]
         return try ["Coordinator", "Worker"].flatMap { folder in
