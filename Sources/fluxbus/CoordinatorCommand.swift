@@ -14,7 +14,10 @@ struct CoordinatorCommand: AsyncParsableCommand {
             Every action is logged in --data-dir before it is published. Restarted, even after SIGKILL, the \
             coordinator resumes from the log under a new epoch and runs again what was logged and not completed; \
             workers rejoin by themselves. A log it cannot read stops it at start-up (exit 5) instead of starting an \
-            empty bus: see docs/OPERATIONS.md for backups and recovery.
+            empty bus, and so does a log that is missing, empty or shorter than what its data directory had \
+            committed (log.mark beside it records the bus id and how far the log reached): the message names the \
+            file, the reason and what to do. --new-bus starts from what the log holds on purpose. See \
+            docs/OPERATIONS.md, sections 9 to 11, for backups and recovery.
 
             Examples:
               fluxbus coordinator
@@ -64,6 +67,9 @@ struct CoordinatorCommand: AsyncParsableCommand {
 
     @Flag(help: "Keep the log in memory instead of --data-dir: a restart then starts a new bus, and workers that applied the old one are refused.")
     var inMemory = false
+
+    @Flag(help: "Start from what the log holds even if it is missing, empty or shorter than what this data directory had committed (a new bus when it is empty); workers that applied more are refused.")
+    var newBus = false
 
     @Option(help: ArgumentHelp(
         "How log commits reach the disk: always (an action is fsynced before it is published), batch (synced every 50 ms), off (left to the OS).",
@@ -140,6 +146,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
                 queueLimit: queueLimit, retain: retain)
             configuration.dataDirectory = inMemory ? nil : dataDir
             configuration.sync = LogSync(rawValue: sync)!
+            configuration.newBus = newBus
             configuration.maxBatch = maxBatch
             configuration.recoveryGrace = .milliseconds(Int64(recoveryGraceSeconds * 1000))
             configuration.extraControlEndpoints = Array(control.dropFirst())

@@ -21,8 +21,8 @@ struct FluxBusCommand: AsyncParsableCommand {
               1  the dispatch completed, but a store failed or was skipped
               2  usage: a bad argument or configuration
               3  unreachable or timed out, or the coordinator stopped with the outcome unknown
-              4  refused: busy, unauthorized, invalid graph
-              5  the coordinator's log cannot be read or written
+              4  refused: busy, unauthorized, invalid graph, a request id reused for another request
+              5  the coordinator's log cannot be read or written, or holds less than it had committed
               6  the dispatch completed, but a store's outcome is not known yet (its replicas did not answer in \
             time): it is in the log and will be applied; ask again with the same --request-id, never a new one
             """,

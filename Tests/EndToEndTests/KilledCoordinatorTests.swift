@@ -43,7 +43,7 @@ struct KilledCoordinatorTests {
             path: cluster.directory.appendingPathComponent("fluxbus-data/log.sqlite").path, configuration: configuration)
         defer { try? database.close() }
         return try database.read { db in
-            try Row.fetchAll(db, sql: "SELECT sequence, requestID, entry IS NOT NULL AS done FROM action ORDER BY sequence")
+            try Row.fetchAll(db, sql: "SELECT a.sequence AS sequence, a.requestID AS requestID, o.sequence IS NOT NULL AS done FROM action a LEFT JOIN outcome o ON o.sequence = a.sequence ORDER BY a.sequence")
         }
     }
 

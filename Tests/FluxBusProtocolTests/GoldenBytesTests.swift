@@ -11,7 +11,8 @@ struct GoldenBytesTests {
         let message = Message.hello(.init(
             workerID: "w1",
             instance: 0x5EED_0000_0000_0001,
-            stores: [.init(name: "country", dependsOn: [], handlesAll: false, handles: ["country-update"], lastApplied: 0)]
+            stores: [.init(name: "country", dependsOn: [], handlesAll: false, handles: ["country-update"], lastApplied: 0)],
+            applied: 2, chain: 0x41C8_6250_9CB1_78EC
         ))
         let body: [UInt8] = [
             0x01,                                                   // command HELLO
@@ -25,6 +26,8 @@ struct GoldenBytesTests {
             0x00, 0x0E, 0x63, 0x6F, 0x75, 0x6E, 0x74, 0x72, 0x79,   //     "country-update"
             0x2D, 0x75, 0x70, 0x64, 0x61, 0x74, 0x65,
             0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,         //   lastApplied 0
+            0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02,         // applied 2
+            0x41, 0xC8, 0x62, 0x50, 0x9C, 0xB1, 0x78, 0xEC,         // chain
         ]
         #expect(codec.encode(message) == [[0x46, 0x4C, 0x58, 0x42, 0x01], body])
         #expect(try codec.decode([[0x46, 0x4C, 0x58, 0x42, 0x01], body]) == message)

@@ -77,11 +77,14 @@ struct StrictnessTests {
         // Cut inside `instance` (bytes 5...12 after the command and workerID).
         #expect(failure([Self.signature, Array(hello.prefix(8))])
             == DecodeError(code: .truncated, command: .hello, field: "instance", value: 8, limit: 3))
-        // Cut inside the first store's lastApplied.
+        // Cut inside the chain, the last field.
         #expect(failure([Self.signature, Array(hello.dropLast(2))])
+            == DecodeError(code: .truncated, command: .hello, field: "chain", value: 8, limit: 6))
+        // Cut inside the first store's lastApplied (the 16 bytes of applied and chain follow it).
+        #expect(failure([Self.signature, Array(hello.dropLast(18))])
             == DecodeError(code: .truncated, command: .hello, field: "stores[0].lastApplied", value: 8, limit: 6))
         // Cut so short that the list count alone cannot fit: a declaration takes at least 15 bytes.
-        #expect(failure([Self.signature, Array(hello.dropLast(6))])
+        #expect(failure([Self.signature, Array(hello.dropLast(22))])
             == DecodeError(code: .truncated, command: .hello, field: "stores", value: 15, limit: 13))
     }
 
@@ -191,7 +194,7 @@ struct StrictnessTests {
     @Test("malformed UTF-8 inside a list names the item")
     func invalidUTF8InList() {
         var frame = body(.hello(.init(workerID: "w", instance: 0, stores: [.init(name: "a", handlesAll: false, handles: ["ok", "xy"])])))
-        frame[frame.count - 9] = 0xFF  // "y" of the second handled type
+        frame[frame.count - 25] = 0xFF  // "y" of the second handled type (lastApplied, applied and chain follow)
         #expect(failure([Self.signature, frame])
             == DecodeError(code: .invalidUTF8, command: .hello, field: "stores[0].handles[1]"))
     }
@@ -199,7 +202,7 @@ struct StrictnessTests {
     @Test("a bool other than 0 or 1 is invalidBool, presence bytes included")
     func invalidBool() {
         var hello = body(.hello(.init(workerID: "w", instance: 0, stores: [.init(name: "a", handlesAll: true)])))
-        hello[hello.count - 11] = 0x02  // handlesAll
+        hello[hello.count - 27] = 0x02  // handlesAll (handles, lastApplied, applied and chain follow)
         #expect(failure([Self.signature, hello])
             == DecodeError(code: .invalidBool, command: .hello, field: "stores[0].handlesAll", value: 2))
 

@@ -271,6 +271,19 @@ def fnv1a64(data):
     return digest
 
 
+def chain_next(previous, sequence, action_type, payload, error):
+    """The log chain after one more entry (PROTOCOL.md, Appendix D): FNV-1a 64 over the previous
+    value, the sequence, the type, the payload and the error, each in its wire encoding."""
+    kind = action_type.encode("utf-8")
+    data = struct.pack(">QQH", previous, sequence, len(kind)) + kind + struct.pack(">I", len(payload)) + bytes(payload)
+    if error is None:
+        data += b"\x00"
+    else:
+        text = error.encode("utf-8")
+        data += b"\x01" + struct.pack(">H", len(text)) + text
+    return fnv1a64(data)
+
+
 def canonical_json(value):
     """The bytes Swift's JSONEncoder writes with [.sortedKeys, .withoutEscapingSlashes]: sorted
     keys, no whitespace, '/' unescaped, non-ASCII as UTF-8, control characters escaped as
@@ -292,6 +305,7 @@ class CounterStore:
         self.name = name
         self.value = 0
         self.last_applied = 0
+        self.chain = 0  # the log chain at last_applied; None once a SNAPSHOT replaced the history
 
     def state_bytes(self):
         return canonical_json({"value": self.value})
@@ -408,7 +422,7 @@ class Worker:
         self.phase = JOINING
         self.send(Writer(HELLO).string(self.id).u64(self.instance).u16(1)
                   .string(s.name).strings(s.depends_on).bool(s.handles_all).strings(s.handles)
-                  .u64(s.last_applied).frames())
+                  .u64(s.last_applied).u64(s.last_applied).u64(s.chain or 0).frames())
         self.next_hello = time.monotonic() + self.hello_wait
         self.hello_wait = min(self.hello_wait * 2, 16.0)  # 1 s, 2 s, … up to 16 s until answered
 
@@ -485,6 +499,8 @@ class Worker:
                     store.value = before
                     status, message = FAILED, shorten(str(failure) or type(failure).__name__)
             results.append((store.name, status, message, output, store.digest()))
+        if store.chain is not None and action.sequence == store.last_applied + 1:
+            store.chain = chain_next(store.chain, action.sequence, action.action_type, action.payload, action.error)
         store.last_applied = action.sequence
         if self.verbose:
             self.log(f"applied #{action.sequence} {action.action_type} → {store.state_bytes().decode()}")
@@ -524,6 +540,7 @@ class Worker:
             return self.log(f"dropped a SNAPSHOT of {store} at #{sequence}")
         self.store.restore(state or self.initial_state)
         self.store.last_applied = sequence
+        self.store.chain = None
         self.pending = {seq: a for seq, a in self.pending.items() if seq > sequence}
         self.fetch_sent_at = None
         self.log(f"restored {store} from a snapshot at #{sequence}")

@@ -3,7 +3,7 @@ import Flux
 import FluxBusProtocol
 import Testing
 
-/// Nothing dropped without an answer, scripted on the simulator with no random fault: a coordinator stopping on a
+/// Nothing dropped without an answer, scripted on the simulator with no random fault (only slow links where said): a coordinator stopping on a
 /// storage failure answers every client waiting for it, and every client waiting on one request id is answered.
 @Suite("Simulated answers to every waiter")
 struct AnswerScenarioTests {
@@ -11,7 +11,10 @@ struct AnswerScenarioTests {
     /// one more request makes the log write, which fails. Every waiting client gets ERROR code 7 in the step the
     /// coordinator stops, and its retry under the same id after the restart is answered.
     @Test func aStorageFailureAnswersEveryWaitingClient() {
-        let cluster = SimCluster(seed: 5, faults: .none, actionsPerClient: 6, idleClients: 1)
+        // Slow links (up to 20 ms, no other fault), so that requests are still queued when the workers stall.
+        var slowLinks = FaultPlan.nothing
+        slowLinks.latency = 20...20_000
+        let cluster = SimCluster(seed: 5, faults: slowLinks, actionsPerClient: 6, idleClients: 1)
         cluster.run(until: 60_000_000) { $0.checker.acknowledged.count >= 3 }
         for index in cluster.workers.indices { cluster.workers[index].stalledUntil = cluster.now + 800_000 }
         let queued = cluster.run(until: cluster.now + 700_000) { cluster in
@@ -41,7 +44,7 @@ struct AnswerScenarioTests {
     /// Twelve more connections send one request id while its dispatch is held in flight by stalled workers: all
     /// get the result when it completes, none has to retry.
     @Test func manyClientsWaitingOnOneRequestIDAreAllAnswered() {
-        let cluster = SimCluster(seed: 6, faults: .none, actionsPerClient: 3, idleClients: 12)
+        let cluster = SimCluster(seed: 6, faults: .nothing, actionsPerClient: 3, idleClients: 12)
         cluster.run(until: 60_000_000) { $0.checker.acknowledged.count >= 3 }
         for index in cluster.workers.indices { cluster.workers[index].stalledUntil = cluster.now + 500_000 }
         let id = cluster.checker.newActionID()

@@ -23,6 +23,11 @@ struct FaultPlan: CustomStringConvertible {
     var flushFailure = 0.0
     /// Per second: chance that the coordinator stalls (SIGSTOP, a VM pause, a stalled disk) for 0.2–3 s.
     var coordinatorStallRate = 0.0
+    /// Chance that a coordinator crash also damages its log: the tail cut off, or the whole log emptied, while the
+    /// mark beside it survives (as the page cache does). The restarted coordinator must refuse it; then an operator
+    /// restores it and the coordinator starts. Drawn from a generator of its own (``SimCluster``), so that it leaves
+    /// every other fault of a seed as it was.
+    var logDamage = 0.0
 
     /// No fault at all. (Not `none`: as an argument of type `FaultPlan?` that would mean nil, a random plan.)
     static let nothing = FaultPlan()
@@ -50,6 +55,6 @@ struct FaultPlan: CustomStringConvertible {
         return "publishLoss \(percent(publishLoss)), latency \(latency.lowerBound)…\(latency.upperBound) µs, "
             + "partitions \(partitionRate)/s, worker crashes \(workerCrashRate)/s (checkpoint kept \(percent(keepsCheckpoint))), "
             + "coordinator crashes \(coordinatorCrashRate)/s, stalls \(stallRate)/s, flush failures \(percent(flushFailure)), "
-            + "coordinator stalls \(coordinatorStallRate)/s"
+            + "coordinator stalls \(coordinatorStallRate)/s, log damage \(percent(logDamage)) of coordinator crashes"
     }
 }

@@ -43,6 +43,34 @@ struct ScenarioTests {
         #expect(Self.ledger(cluster, 0) == Self.ledger(cluster, 1))
     }
 
+    /// A coordinator crash that damages the log (its tail cut, the mark beside it intact): the restarted coordinator
+    /// refuses it instead of starting shorter, the operator restores it, and the bus goes on without losing anything.
+    @Test func aDamagedLogIsRefusedAndARestoredOneGoesOn() {
+        var plan = FaultPlan.nothing
+        plan.logDamage = 1
+        let cluster = SimCluster(seed: 3, faults: plan, actionsPerClient: 10)
+        cluster.run(until: 60_000_000) { $0.checker.acknowledged.count >= 5 }
+        cluster.crashCoordinator()
+        #expect(cluster.damagedLogBackup != nil, "the crash damaged the log")
+        #expect(Self.settle(cluster), "\(cluster.checker.recentSteps.suffix(10))")
+        #expect(cluster.checker.violation == nil, "\(cluster.checker.violation ?? "")")
+        #expect(cluster.logRefusals == 1, "the damaged log was refused once, the restored one started")
+        #expect(cluster.checker.acknowledged.count == 30)
+    }
+
+    /// The invariant itself: a log whose tail is gone together with its mark starts (nothing can tell), and the
+    /// checker reports the log as silently shortened.
+    @Test func aLogShortenedWithItsMarkIsReportedByTheChecker() {
+        let cluster = SimCluster(seed: 3, faults: FaultPlan(), actionsPerClient: 10)
+        cluster.run(until: 60_000_000) { $0.checker.acknowledged.count >= 5 }
+        cluster.crashCoordinator()
+        let last = cluster.disk.actions.keys.max() ?? 0
+        cluster.disk.actions[last] = nil
+        cluster.disk.mark.mark = nil
+        cluster.run(until: cluster.now + 5_000_000)
+        #expect(cluster.checker.violation?.contains("the log was silently shortened") == true, "\(cluster.checker.violation ?? "none")")
+    }
+
     /// A ledger replica that vanishes for good is written off at the acknowledgement deadline; every later dispatch
     /// completes with the other replica, and says so.
     @Test func aReplicaThatVanishesIsWrittenOffAndTheBusGoesOn() {

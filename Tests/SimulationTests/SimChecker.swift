@@ -169,6 +169,11 @@ final class SimChecker {
     /// At every start of the coordinator: what clients were told must still be in the log, or covered by a
     /// snapshot that compaction kept.
     func coordinatorStarted(recovered: LogRecovery, disk: SimulatedDisk) {
+        // A log is never silently shortened: what a coordinator starts from holds everything ever committed.
+        if recovered.lastSequence < disk.highestCommitted {
+            return fail("the log was silently shortened: it ends at #\(recovered.lastSequence), but #\(disk.highestCommitted) "
+                + "had been committed")
+        }
         let oldest = disk.actions.keys.min() ?? recovered.lastSequence + 1
         for (sequence, id) in acknowledged where sequence >= oldest {
             guard let row = disk.actions[sequence], actionOfPayload[row.action.payload] == id else {

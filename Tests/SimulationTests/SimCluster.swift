@@ -41,6 +41,12 @@ final class SimCluster {
 
     let seed: UInt64
     var random: SplitMix64
+    /// Draws for log damage only, so that a seed's other faults stay as they were without it.
+    var damageRandom: SplitMix64
+    /// The log as it was before a damage fault, for the operator's restore after the refusal.
+    var damagedLogBackup: SimulatedDisk.Contents?
+    /// How often a restarted coordinator refused its damaged log.
+    var logRefusals = 0
     var faults: FaultPlan
     let checker: SimChecker
     private(set) var now: Int64 = 0
@@ -74,6 +80,10 @@ final class SimCluster {
         self.mutation = mutation
         random = SplitMix64(seed: seed)
         self.faults = faults ?? FaultPlan.swarm(using: &random)
+        damageRandom = SplitMix64(seed: seed ^ 0x10C_DA4A)
+        if faults == nil, Bool.random(using: &damageRandom) {
+            self.faults.logDamage = Double.random(in: 0.3...1, using: &damageRandom)
+        }
         checker = SimChecker()
         var configuration = CoordinatorConfiguration(
             controlEndpoint: "sim://control", publishEndpoint: "sim://publish", heartbeatInterval: .milliseconds(100),
@@ -228,7 +238,21 @@ final class SimCluster {
             faults.flushFailure > 0 && Double.random(in: 0..<1, using: &random) < faults.flushFailure
         }
         let recovered: LogRecovery
-        do { recovered = try log.recover() } catch { return checker.fail("the log could not be recovered: \(error)") }
+        do {
+            recovered = try log.recover()
+        } catch {
+            // A damaged log must be refused; the operator then restores it from a backup and starts again.
+            guard let backup = damagedLogBackup else { return checker.fail("the log could not be recovered: \(error)") }
+            checker.note("the coordinator refused its damaged log: \(error); restoring it")
+            logRefusals += 1
+            disk.restore(backup)
+            damagedLogBackup = nil
+            return startCoordinator()
+        }
+        if damagedLogBackup != nil {
+            return checker.fail("a damaged log started as a bus: the log ends at #\(recovered.lastSequence), "
+                + "but #\(disk.highestCommitted) had been committed")
+        }
         checker.coordinatorStarted(recovered: recovered, disk: disk)
         let engine = CoordinatorEngine(
             configuration: configuration, epoch: recovered.lastEpoch + 1, log: log, recovered: recovered,

@@ -10,11 +10,15 @@ final class SimulatedDisk {
         let requestID: String
         let batchFirst: UInt64?
         let batchSize: Int
+        let chain: UInt64
         var entry: ReplayEntry?
     }
 
     var actions: [UInt64: Row] = [:]
-    var requests: [String: (sequence: UInt64, result: Message?)] = [:]
+    var requests: [String: (sequence: UInt64, result: Message?, fingerprint: UInt64?, actionType: String?)] = [:]
+    var busID: String?
+    /// The mark beside the log, as the page cache holds it: it survives a crash of the coordinator.
+    let mark = SimulatedMark()
     var stores: [String] = []
     var snapshots: [String: LogSnapshot] = [:]
     var epochs: [UInt64] = []
@@ -24,6 +28,30 @@ final class SimulatedDisk {
     var plans: [UInt64: [String: [PlanStep]]] = [:]
     /// Flushes that failed, for the report.
     var failedFlushes = 0
+    /// The highest sequence ever committed: what no damage undoes, for the invariant that a log is never silently
+    /// shortened.
+    private(set) var highestCommitted: UInt64 = 0
+
+    /// What a damage fault removes and a restore puts back; the mark is not part of it.
+    struct Contents {
+        var actions: [UInt64: Row] = [:]
+        var requests: [String: (sequence: UInt64, result: Message?, fingerprint: UInt64?, actionType: String?)] = [:]
+        var stores: [String] = []
+        var snapshots: [String: LogSnapshot] = [:]
+        var epochs: [UInt64] = []
+        var busID: String?
+    }
+
+    var contents: Contents {
+        Contents(actions: actions, requests: requests, stores: stores, snapshots: snapshots, epochs: epochs, busID: busID)
+    }
+
+    func restore(_ contents: Contents) {
+        (actions, requests, stores, snapshots, epochs, busID) =
+            (contents.actions, contents.requests, contents.stores, contents.snapshots, contents.epochs, contents.busID)
+    }
+
+    func committed(_ sequence: UInt64) { highestCommitted = max(highestCommitted, sequence) }
 }
 
 /// The ``LogStorage`` port over a ``SimulatedDisk``: writes wait in memory until ``flush()``, which applies them all
@@ -31,7 +59,7 @@ final class SimulatedDisk {
 final class SimulatedLog: LogStorage {
     private enum Write {
         case epoch(UInt64)
-        case action(UInt64, SimulatedDisk.Row)
+        case action(UInt64, SimulatedDisk.Row, fingerprint: UInt64)
         case completion(ReplayEntry)
         case decision(UInt64, StoreOutput)
         case plans(UInt64, [String: [PlanStep]])
@@ -45,6 +73,7 @@ final class SimulatedLog: LogStorage {
     /// Asked before every flush that has something to write: true fails it.
     private let flushFails: () -> Bool
     private var writes: [Write] = []
+    private let identity: LogIdentity
 
     let directory: String? = "/simulated"
     let path: String? = "/simulated/log.sqlite"
@@ -57,6 +86,7 @@ final class SimulatedLog: LogStorage {
     init(disk: SimulatedDisk, flushFails: @escaping () -> Bool) {
         self.disk = disk
         self.flushFails = flushFails
+        identity = LogIdentity(mark: disk.mark, newBusID: "5157" + String(repeating: "0", count: 28))
     }
 
     func recover() throws -> LogRecovery {
@@ -78,16 +108,25 @@ final class SimulatedLog: LogStorage {
         snapshots = disk.snapshots
         knownStores = disk.stores
         oldestRetained = sequences.first ?? recovered.lastSequence + 1
+        let holding = LogContinuity.Holding(
+            busID: disk.busID, lastSequence: recovered.lastSequence, oldestRetained: oldestRetained)
+        recovered.opening = try identity.open(
+            holding: holding, chainTail: sequences.last.map { disk.actions[$0]!.chain } ?? 0, logFile: path!, newBus: false,
+            chainAt: { [disk] in disk.actions[$0]?.chain }, recordBus: { [disk] in disk.busID = $0 })
+        recovered.busID = identity.busID
         return recovered
     }
 
     func beginEpoch(_ epoch: UInt64) { writes.append(.epoch(epoch)) }
 
     func append(
-        sequence: UInt64, epoch: UInt64, action: BatchAction, origin: String, requestID: String, batch: (first: UInt64, size: Int)?
+        sequence: UInt64, epoch: UInt64, action: BatchAction, origin: String, requestID: String, batch: (first: UInt64, size: Int)?,
+        fingerprint: UInt64
     ) {
+        let chain = identity.appended(sequence: sequence, action: action)
         writes.append(.action(sequence, .init(
-            epoch: epoch, action: action, requestID: requestID, batchFirst: batch?.first, batchSize: batch?.size ?? 0)))
+            epoch: epoch, action: action, requestID: requestID, batchFirst: batch?.first, batchSize: batch?.size ?? 0, chain: chain),
+            fingerprint: fingerprint))
         hasUnflushedActions = true
     }
 
@@ -127,11 +166,16 @@ final class SimulatedLog: LogStorage {
         for write in writes { apply(write) }
         writes.removeAll()
         hasUnflushedActions = false
+        try identity.committed()
     }
 
     func syncIfBatched() {}
 
-    func result(for requestID: String) throws -> Message? { disk.requests[requestID]?.result }
+    func request(_ requestID: String) throws -> LoggedRequest? {
+        disk.requests[requestID].map { LoggedRequest(answer: $0.result, fingerprint: $0.fingerprint, actionType: $0.actionType) }
+    }
+
+    func chain(at sequence: UInt64) throws -> UInt64? { disk.actions[sequence]?.chain }
 
     func entries(in range: ClosedRange<UInt64>, maximum: Int) throws -> [ReplayEntry] {
         var entries: [ReplayEntry] = []
@@ -146,10 +190,11 @@ final class SimulatedLog: LogStorage {
     private func apply(_ write: Write) {
         switch write {
         case .epoch(let epoch): disk.epochs.append(epoch)
-        case .action(let sequence, let row):
+        case .action(let sequence, let row, let fingerprint):
             disk.actions[sequence] = row
+            disk.committed(sequence)
             if !row.requestID.isEmpty, row.batchFirst.map({ $0 == sequence }) ?? true {
-                disk.requests[row.requestID] = (sequence, nil)
+                disk.requests[row.requestID] = (sequence, nil, fingerprint, row.action.actionType)
             }
         case .completion(let entry): disk.actions[entry.sequence]?.entry = entry
         case .plans(let first, let plans): disk.plans[first] = plans
@@ -157,7 +202,9 @@ final class SimulatedLog: LogStorage {
             if disk.decisions[sequence]?.contains(where: { $0.store == output.store }) != true {
                 disk.decisions[sequence, default: []].append(output)
             }
-        case .answer(let requestID, let sequence, let message): disk.requests[requestID] = (sequence, message)
+        case .answer(let requestID, let sequence, let message):
+            let asked = disk.requests[requestID]
+            disk.requests[requestID] = (sequence, message, asked?.fingerprint, asked?.actionType)
         case .store(let name): if !disk.stores.contains(name) { disk.stores.append(name) }
         case .snapshot(let snapshot): disk.snapshots[snapshot.store] = snapshot
         case .compaction(let through, let keepRequests):
@@ -167,4 +214,13 @@ final class SimulatedLog: LogStorage {
             disk.requests = Dictionary(uniqueKeysWithValues: kept.map { ($0.key, $0.value) })
         }
     }
+}
+
+/// The simulated `log.mark`: survives a coordinator's crash like the page cache does; a fault may leave it while
+/// the log behind it is damaged.
+final class SimulatedMark: LogMarkStore {
+    let path = "/simulated/log.mark"
+    var mark: LogHighWater?
+    func read() throws -> LogHighWater? { mark }
+    func write(_ mark: LogHighWater, durably: Bool) throws { self.mark = mark }
 }

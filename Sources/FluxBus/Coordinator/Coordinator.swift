@@ -61,8 +61,9 @@ public final class Coordinator: Service, Sendable {
         do {
             engine = try await loop.run { scope in
                 // The log first: a coordinator that cannot read its history must not take a port and look healthy.
-                let log = try ActionLog(directory: configuration.dataDirectory, sync: configuration.sync)
+                let log = try ActionLog(directory: configuration.dataDirectory, sync: configuration.sync, newBus: configuration.newBus)
                 let recovered = try log.recover()
+                Self.report(recovered, path: log.path, logger: logger)
                 // Epochs grow across restarts even if the clock went back.
                 let epoch = max(UInt64(Date().timeIntervalSince1970 * 1000), recovered.lastEpoch + 1)
                 if recovered.lastSequence > 0 {
@@ -158,6 +159,19 @@ public final class Coordinator: Service, Sendable {
         try? await loop.run { _ in engine.value.flushLog() }
         await loop.shutdown()
         logger.info("coordinator stopped", metadata: (counts ?? [:]).mapValues { "\($0)" })
+    }
+
+    /// Says what opening the log decided: loudly when `--new-bus` went on from a log that lost what it had committed.
+    private static func report(_ recovered: LogRecovery, path: String?, logger: Logger) {
+        let metadata: Logger.Metadata = ["bus": "\(recovered.busID)", "path": "\(path ?? "memory")"]
+        switch recovered.opening {
+        case .created: logger.notice("created a new bus", metadata: metadata)
+        case .adopted: logger.notice("the log had no mark beside it; its end is the mark now", metadata: metadata)
+        case .newBus(let reason):
+            logger.critical("--new-bus: going on from what the log holds, though \(reason); workers that applied more are refused",
+                            metadata: metadata)
+        case .continued, .inMemory: break
+        }
     }
 
     /// Admits only the authorized keys, and gives each connection the name bound to its key as its user id.

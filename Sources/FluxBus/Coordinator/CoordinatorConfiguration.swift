@@ -52,6 +52,9 @@ public struct CoordinatorConfiguration: Sendable {
     public var dataDirectory: String?
     /// How the log's commits reach the disk.
     public var sync: LogSync = .always
+    /// Start from what the log holds even when it holds less than its data directory had committed (`--new-bus`):
+    /// a new bus when it is empty. Without it such a log stops the coordinator at start (docs/OPERATIONS.md, 11).
+    public var newBus = false
     /// How many completed dispatches the log keeps at least. Beyond that, once every store has a snapshot, older
     /// entries are dropped: a replica further behind starts from its store's snapshot.
     public var retain: Int

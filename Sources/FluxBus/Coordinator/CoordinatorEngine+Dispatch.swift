@@ -34,7 +34,8 @@ extension CoordinatorEngine {
         // A batch dispatched again after a restart answers for its actions that completed before it, too.
         flights.begin(CurrentRequest(
             requestID: queued.requestID, requesters: queued.requesters, isBatch: queued.isBatch,
-            firstSequence: queued.batchFirst, count: queued.batchSize, startedAt: now,
+            firstSequence: queued.batchFirst, count: queued.batchSize, fingerprint: queued.fingerprint,
+            actionType: queued.actions.first?.actionType ?? "", startedAt: now,
             failures: queued.isBatch ? recordedFailures(queued.batchFirst..<queued.sequence) : []))
         precondition(queued.sequence == lastSequence + 1, "the queue holds sequences in order")
         // One plan per action type, as logged, and the same live replicas for every action of the request.
@@ -174,7 +175,8 @@ extension CoordinatorEngine {
         guard !request.requestID.isEmpty else { return }
         let answer = message(request.requestID)
         log.recordAnswer(answer, for: request.requestID, sequence: request.firstSequence)
-        unflushedResults[request.requestID] = answer
+        unflushedResults[request.requestID] = LoggedRequest(
+            answer: answer, fingerprint: request.fingerprint, actionType: request.actionType)
         unknownOutcomes.remember(answer, requestID: request.requestID)
     }
 

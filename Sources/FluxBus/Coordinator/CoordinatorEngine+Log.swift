@@ -66,14 +66,39 @@ extension CoordinatorEngine {
         }
     }
 
-    /// Refuses a HELLO from a worker that applied more than the log holds: the log lost those actions, and the
-    /// worker's state would silently differ from the bus.
-    func aheadOfLogRefusal(for hello: Message.Hello) -> String? {
-        guard let store = hello.stores.first(where: { $0.lastApplied > lastLogged }) else { return nil }
-        return "store `\(store.name)` on worker `\(hello.workerID)` applied up to #\(store.lastApplied), but this "
-            + "coordinator's log ends at #\(lastLogged)" + (log.directory == nil
-                ? " (its log is in memory, so a restart starts a new bus)" : " (its data directory was replaced or restored)")
-            + ". Restart the worker with empty state (remove its --data-dir checkpoint) so it catches up from the log"
+    /// How a HELLO's history contradicts the log: the worker applied more than the log holds, or its chain at its
+    /// applied sequence differs from the log's. Either way the log lost or changed what the worker applied.
+    func historyConflict(for hello: Message.Hello) -> String? {
+        let place = log.directory == nil
+            ? " (its log is in memory, so a restart starts a new bus)" : " (its data directory was replaced, restored or damaged)"
+        if let store = hello.stores.first(where: { $0.lastApplied > lastLogged }) {
+            return "store `\(store.name)` on worker `\(hello.workerID)` applied up to #\(store.lastApplied), but this "
+                + "coordinator's log ends at #\(lastLogged)" + place
+        }
+        guard hello.chain != 0, hello.applied > 0, hello.applied >= log.oldestRetained, hello.applied <= lastLogged,
+            let logged = try? log.chain(at: hello.applied), logged != hello.chain
+        else { return nil }
+        return "worker `\(hello.workerID)` applied through #\(hello.applied) with chain \(LogContinuity.hex(hello.chain)), but "
+            + "this coordinator's log has chain \(LogContinuity.hex(logged)) at #\(hello.applied): its history differs" + place
+    }
+
+    /// A worker's history contradicts the log. A log in memory, or one started with `--new-bus`, refuses the worker
+    /// (REJECT 9); a durable log stops the coordinator, which must not go on renumbering what workers applied.
+    func refuseHistoryConflict(_ conflict: String, hello: Message.Hello, routingID: [UInt8]) {
+        if log.directory == nil || configuration.newBus {
+            return refuse(hello, code: .aheadOfLog, reason: conflict
+                + ". Restart the worker with empty state (remove its --data-dir checkpoint) so it catches up from the log",
+                to: routingID)
+        }
+        guard !storageFailed else { return }
+        storageFailed = true
+        let failure = BusError(code: .storage, message: "the log \(log.path ?? "") is behind what a worker applied: \(conflict). "
+            + LogContinuity.recovery)
+        logger.critical("a worker applied what the log does not hold; stopping", metadata: [
+            "worker": "\(hello.workerID)", "workerApplied": "\(hello.applied)", "workerChain": "\(LogContinuity.hex(hello.chain))",
+            "logEndsAt": "\(lastLogged)", "error": "\(failure.message)",
+        ])
+        reportStorageFailure(failure)
     }
 
     /// Sends the snapshots a joining worker starts from, before its WELCOME: when it is fresh and snapshots exist,

@@ -32,8 +32,8 @@ extension CoordinatorEngine {
                 "worker `\(hello.workerID)` declares \(hello.stores.count) stores; this coordinator accepts at most "
                 + "\(configuration.maxStoresPerWorker) per worker", to: routingID)
         }
-        if let refusal = aheadOfLogRefusal(for: hello) {
-            return refuse(hello, code: .aheadOfLog, reason: refusal, to: routingID)
+        if let conflict = historyConflict(for: hello) {
+            return refuseHistoryConflict(conflict, hello: hello, routingID: routingID)
         }
         guard membership.workers[hello.workerID] != nil || membership.workers.count < configuration.maxWorkers else {
             return refuse(hello, code: .tooMany, reason:

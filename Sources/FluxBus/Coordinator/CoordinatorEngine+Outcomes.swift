@@ -57,13 +57,14 @@ extension CoordinatorEngine {
     func learnLateOutcomes(_ ack: Message.Ack, from worker: String) {
         for result in ack.results {
             guard let requestID = unknownOutcomes.resolve(sequence: ack.sequence, store: result.store),
-                let recorded = unflushedResults[requestID] ?? (try? log.result(for: requestID)) ?? nil
+                let logged = unflushedResults[requestID] ?? (try? log.request(requestID)) ?? nil,
+                let recorded = logged.answer
             else { continue }
             let known = Outcome(store: result.store, worker: worker, status: result.status, message: result.message, digest: result.digest)
             let answer = recorded.resolving(sequence: ack.sequence, with: known)
             let first = if case .batchResult(let batch) = answer { batch.firstSequence } else { ack.sequence }
             log.recordAnswer(answer, for: requestID, sequence: first)
-            unflushedResults[requestID] = answer
+            unflushedResults[requestID] = LoggedRequest(answer: answer, fingerprint: logged.fingerprint, actionType: logged.actionType)
             logger.info("an unknown outcome is known now", metadata: [
                 "seq": "\(ack.sequence)", "store": "\(result.store)", "worker": "\(worker)", "status": "\(result.status)",
                 "request": "\(requestID)",

@@ -36,8 +36,16 @@ extension CoordinatorEngine {
         #else
         let looksUp = true
         #endif
-        if looksUp, !requestID.isEmpty {
-            if let answer = completedResult(for: requestID) {
+        let fingerprint = RequestFingerprint.of(actions)
+        if looksUp, !requestID.isEmpty, let known = knownRequest(requestID) {
+            // An idempotency key names one request: the same id with other actions is refused, not answered with
+            // the first request's result.
+            if let earlier = known.fingerprint, earlier != fingerprint {
+                return refuse(.requestIDReused, "request id `\(requestID)` was already used for a request of "
+                    + "`\(known.actionType ?? "?")` with other actions or payload; a request id names one request: send a new "
+                    + "request under a new id (a retry must repeat the original exactly)")
+            }
+            if let answer = known.answer {
                 return send(answer, to: routingID)
             }
             // A retry joins the request in hand, and every connection waiting gets the answer once. Past the limit a
@@ -62,18 +70,22 @@ extension CoordinatorEngine {
             lastLogged += 1
             log.append(
                 sequence: lastLogged, epoch: epoch, action: action, origin: origin, requestID: requestID,
-                batch: isBatch ? (first, actions.count) : nil)
+                batch: isBatch ? (first, actions.count) : nil, fingerprint: fingerprint)
         }
         queue.push(RequestQueue.Entry(
             sequence: first, requesters: [requester], requestID: requestID, actions: actions, isBatch: isBatch,
-            batchFirst: first, batchSize: actions.count, plans: nil))
+            batchFirst: first, batchSize: actions.count, plans: nil, fingerprint: fingerprint))
     }
 
-    /// The result of a completed request, from memory if the log has not been flushed since, else from the log.
-    func completedResult(for requestID: String) -> Message? {
+    /// What is known of a request id: in flight, queued, completed since the last flush, or in the log.
+    func knownRequest(_ requestID: String) -> LoggedRequest? {
+        if let request = flights.request, request.requestID == requestID {
+            return LoggedRequest(fingerprint: request.fingerprint, actionType: request.actionType)
+        }
+        if let waiting = queue.waiting(requestID) { return waiting }
         if let result = unflushedResults[requestID] { return result }
         do {
-            return try log.result(for: requestID)
+            return try log.request(requestID)
         } catch {
             logger.error("cannot read a request's result from the log", metadata: ["request": "\(requestID)", "error": "\(error)"])
             return nil

@@ -29,7 +29,7 @@ final class CoordinatorEngine {
     var lastCompleted: UInt64
     let log: any LogStorage
     /// Results completed since the log was last flushed, so that a retry arriving meanwhile finds its result.
-    var unflushedResults: [String: Message] = [:]
+    var unflushedResults: [String: LoggedRequest] = [:]
     /// After a restart: the stores of the previous run that have no live replica yet, and until when dispatching
     /// waits for them.
     var recovery: (stores: Set<String>, until: MonotonicTime)?
@@ -97,7 +97,8 @@ final class CoordinatorEngine {
             queue.push(RequestQueue.Entry(
                 sequence: pending.sequence, requesters: [], requestID: pending.requestID, actions: pending.actions,
                 isBatch: pending.batchSize > 0, batchFirst: pending.batchFirst ?? pending.sequence,
-                batchSize: max(pending.batchSize, 1), plans: recovered.plans[pending.batchFirst ?? pending.sequence]))
+                batchSize: max(pending.batchSize, 1), plans: recovered.plans[pending.batchFirst ?? pending.sequence],
+                fingerprint: pending.fingerprint))
         }
         if !recovered.stores.isEmpty {
             recovery = (Set(recovered.stores), now.advanced(by: configuration.recoveryGrace))

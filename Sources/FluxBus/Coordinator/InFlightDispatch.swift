@@ -16,6 +16,9 @@ struct CurrentRequest {
     /// The batch as it was accepted: after a restart, the actions that completed before it are not run again.
     let firstSequence: UInt64
     let count: Int
+    /// What it asked for, to refuse its id used again for something else.
+    let fingerprint: UInt64?
+    let actionType: String
     let startedAt: MonotonicTime
     /// The outcomes that were not `ok`, for BATCH_RESULT.
     var failures: [BatchFailure] = []

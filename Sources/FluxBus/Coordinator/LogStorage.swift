@@ -26,9 +26,11 @@ protocol LogStorage: AnyObject {
     /// What the log held when it was opened.
     func recover() throws -> LogRecovery
     func beginEpoch(_ epoch: UInt64)
-    /// Logs an accepted action, with its request id and, for a batch, the batch's first sequence and size.
+    /// Logs an accepted action, with its request id and, for a batch, the batch's first sequence and size, and the
+    /// request's ``RequestFingerprint``. The log extends its chain with it.
     func append(
-        sequence: UInt64, epoch: UInt64, action: BatchAction, origin: String, requestID: String, batch: (first: UInt64, size: Int)?)
+        sequence: UInt64, epoch: UInt64, action: BatchAction, origin: String, requestID: String, batch: (first: UInt64, size: Int)?,
+        fingerprint: UInt64)
     /// Records a request's plans (action type → plan), keyed by its first sequence, before its first ACTION goes out.
     func recordPlans(_ plans: [String: [PlanStep]], request first: UInt64)
     /// Records a store's outcome for a dispatch in flight that stores wait for, before it is released to them.
@@ -47,8 +49,10 @@ protocol LogStorage: AnyObject {
     func flush() throws
     /// In batch mode, syncs what was committed since the last call.
     func syncIfBatched()
-    /// The answer recorded for a request id, if its request completed.
-    func result(for requestID: String) throws -> Message?
+    /// What the log knows of a request id: its fingerprint, and its answer once it completed.
+    func request(_ requestID: String) throws -> LoggedRequest?
+    /// The chain value the log recorded for `sequence`, if it still holds that action (docs/PROTOCOL.md, appendix B).
+    func chain(at sequence: UInt64) throws -> UInt64?
     /// Completed entries with sequences in `range`, at most `maximum` of them, oldest first.
     func entries(in range: ClosedRange<UInt64>, maximum: Int) throws -> [ReplayEntry]
 }
@@ -63,6 +67,18 @@ struct LogPending {
     /// For a batch, its first sequence and size as accepted; nil and 0 for a DISPATCH.
     let batchFirst: UInt64?
     let batchSize: Int
+    /// The request's ``RequestFingerprint``; nil in a log from before fingerprints.
+    let fingerprint: UInt64?
+}
+
+/// A request id the log knows.
+struct LoggedRequest {
+    /// Its RESULT or BATCH_RESULT; nil until it completed.
+    var answer: Message?
+    /// What it asked for; nil in a log from before fingerprints.
+    var fingerprint: UInt64?
+    /// Its first action's type, to name in a refusal.
+    var actionType: String?
 }
 
 /// A store's state as one live replica reported it, for replicas that join after compaction.
@@ -79,6 +95,10 @@ struct LogRecovery {
     var lastSequence: UInt64 = 0
     var lastCompleted: UInt64 = 0
     var lastEpoch: UInt64 = 0
+    /// The bus the log belongs to.
+    var busID = ""
+    /// What opening the log decided about its mark.
+    var opening = LogIdentity.Decision.inMemory
     var pending: [LogPending] = []
     /// Every store name a worker has declared, in the order first seen.
     var stores: [String] = []
@@ -92,13 +112,14 @@ extension LogRecovery {
     /// Adds an action that was logged and not completed, in sequence order: consecutive actions of one batch make one
     /// request again, to be dispatched as it was accepted.
     mutating func addPending(
-        sequence: UInt64, action: BatchAction, requestID: String, batchFirst: UInt64?, batchSize: Int
+        sequence: UInt64, action: BatchAction, requestID: String, batchFirst: UInt64?, batchSize: Int, fingerprint: UInt64? = nil
     ) {
         if let batchFirst, let last = pending.indices.last, pending[last].batchFirst == batchFirst {
             pending[last].actions.append(action)
         } else {
             pending.append(LogPending(
-                sequence: sequence, requestID: requestID, actions: [action], batchFirst: batchFirst, batchSize: batchSize))
+                sequence: sequence, requestID: requestID, actions: [action], batchFirst: batchFirst, batchSize: batchSize,
+                fingerprint: fingerprint))
         }
     }
 }

@@ -39,6 +39,8 @@ struct RequestQueue {
         /// Action type → its plan, once logged: fixed before the first ACTION is published, and after a restart the
         /// plans the previous run published, so that a sequence always names the same stores.
         var plans: [String: [PlanStep]]?
+        /// What the request asked for (``RequestFingerprint``); nil for one logged before fingerprints.
+        var fingerprint: UInt64?
     }
 
     /// At most this many actions wait; past it clients are told the bus is busy.
@@ -47,6 +49,8 @@ struct RequestQueue {
     /// The request ids waiting, with every requester waiting for each (the first, and those that sent the same id
     /// again meanwhile): a lookup instead of a scan of the queue for every DISPATCH.
     private var retries: [String: [Requester]] = [:]
+    /// What each waiting request id asked for, and its first action type.
+    private var askedFor: [String: LoggedRequest] = [:]
     /// Actions waiting: the limit counts actions, so that batches cannot grow the queue without bound.
     private(set) var actionCount = 0
 
@@ -61,7 +65,10 @@ struct RequestQueue {
     mutating func push(_ entry: Entry) {
         entries.push(entry)
         actionCount += entry.actions.count
-        if !entry.requestID.isEmpty { retries[entry.requestID] = entry.requesters }
+        if !entry.requestID.isEmpty {
+            retries[entry.requestID] = entry.requesters
+            askedFor[entry.requestID] = LoggedRequest(fingerprint: entry.fingerprint, actionType: entry.actions.first?.actionType)
+        }
     }
 
     /// Adds a requester that sent a waiting request's id again: each connection once, up to `maximum` per request.
@@ -82,11 +89,15 @@ struct RequestQueue {
         return made
     }
 
+    /// What a waiting request id asked for; nil when no request with that id waits.
+    func waiting(_ requestID: String) -> LoggedRequest? { askedFor[requestID] }
+
     /// The next request, with every requester that asked for it.
     mutating func pop() -> Entry? {
         guard var next = entries.pop() else { return nil }
         actionCount -= next.actions.count
         if let waiting = retries.removeValue(forKey: next.requestID) { next.requesters = waiting }
+        askedFor[next.requestID] = nil
         return next
     }
 

@@ -39,6 +39,8 @@ struct Checkpoint: Codable, Equatable {
     var format = Checkpoint.currentFormat
     var worker: String
     var lastApplied: UInt64
+    /// The log chain at `lastApplied`; absent when unknown (after a snapshot, or in a checkpoint from before chains).
+    var chain: UInt64?
     var stores: [StoreState]
     var acknowledged: [Acknowledged]
 }

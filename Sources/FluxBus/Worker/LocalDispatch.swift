@@ -20,6 +20,8 @@ struct LocalDispatch {
 
     let sequence: UInt64
     let action: AnyAction
+    /// The action's fields as the log holds them, for the worker's log chain.
+    let logged: BatchAction
     /// The plan's run: what is settled, and which store here may go next. A dependency that runs here appears twice:
     /// as itself, which runs here, and as ``released(_:)``, which settles by the coordinator's word.
     private var execution: DependencyExecution
@@ -43,6 +45,7 @@ struct LocalDispatch {
         begunAt = now
         sequence = message.sequence
         action = AnyAction(name: message.actionType, json: message.payload, error: message.error.map(ActionError.init))
+        logged = BatchAction(actionType: message.actionType, payload: message.payload, error: message.error)
         let local = Set(message.plan.map(\.store).filter(hosted))
         let dependenciesHere = Set(message.plan.flatMap(\.waitsFor)).intersection(local)
         self.local = local

@@ -25,7 +25,7 @@ extension WorkerEngine {
         }
         let recent = acknowledged.recent(Self.checkpointAcknowledgements, through: lastApplied)
         return Checkpoint(
-            worker: id, lastApplied: lastApplied, stores: states,
+            worker: id, lastApplied: lastApplied, chain: chain, stores: states,
             acknowledged: recent.map { .init(sequence: $0.sequence, results: $0.results.map(Checkpoint.Result.init)) })
     }
 
@@ -69,6 +69,7 @@ extension WorkerEngine {
             if let through = saved.appliedThrough, through > checkpoint.lastApplied { snapshots.mark(saved.name, through: through) }
         }
         lastApplied = checkpoint.lastApplied
+        chain = checkpoint.chain ?? (checkpoint.lastApplied == 0 ? 0 : nil)
         for saved in checkpoint.acknowledged.sorted(by: { $0.sequence < $1.sequence }) {
             acknowledged.remember(saved.sequence, saved.results.compactMap(\.storeResult))
         }

@@ -137,6 +137,8 @@ extension WorkerEngine {
 
     func finish() {
         guard let dispatch = current else { return }
+        chain = dispatch.sequence == lastApplied + 1
+            ? chain.map { LogChain.next(after: $0, sequence: dispatch.sequence, action: dispatch.logged) } : nil
         lastApplied = dispatch.sequence
         // A replayed dispatch completed before we ran it: the coordinator never asks for its acknowledgement again.
         if !dispatch.isReplay { acknowledged.remember(dispatch.sequence, dispatch.results) }

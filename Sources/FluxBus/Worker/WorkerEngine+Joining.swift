@@ -13,7 +13,7 @@ extension WorkerEngine {
                 name: store.name, dependsOn: store.dependencies, handlesAll: store.handlesAllActions,
                 handles: store.actionNames, lastApplied: lastApplied)
         }
-        send(.hello(.init(workerID: id, instance: instance, stores: declarations)))
+        send(.hello(.init(workerID: id, instance: instance, stores: declarations, applied: lastApplied, chain: chain ?? 0)))
     }
 
     func welcomed(_ welcome: Message.Welcome) {

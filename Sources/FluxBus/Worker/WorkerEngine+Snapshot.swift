@@ -83,6 +83,7 @@ extension WorkerEngine {
         if floor > lastApplied, current == nil {
             logger.info("snapshots moved the applied sequence", metadata: ["from": "\(lastApplied)", "to": "\(floor)"])
             lastApplied = floor
+            chain = nil  // the history before `floor` came as state, not as entries
         }
         forgetPassedSequences()
     }

@@ -45,6 +45,9 @@ final class WorkerEngine {
     /// Each hosted store's latest result and the sequence it ran in, reported with a fresh digest when the worker
     /// goes live: a replica that caught up by replaying has sent no digest yet.
     var lastRuns: [String: (sequence: UInt64, result: StoreResult)] = [:]
+    /// The log chain at ``lastApplied``, computed from every dispatch applied since sequence 1 (docs/PROTOCOL.md,
+    /// appendix D); nil once a snapshot replaced part of that history. HELLO reports it.
+    var chain: UInt64? = 0
     /// The dispatch in hand: begun, with hosted stores still to run or settle.
     var current: LocalDispatch?
     /// Whether the worker keeps a checkpoint (the shell sets it), and whether anything changed since it was written.

@@ -86,6 +86,8 @@ extension Message {
             public static let `internal` = Code(rawValue: 7)
             /// 8: the answer did not come in time.
             public static let timeout = Code(rawValue: 8)
+            /// 9: the request id was used before for other actions or another payload.
+            public static let requestIDReused = Code(rawValue: 9)
 
             /// The code's name, such as `busy`, or its number when unknown.
             public var description: String {
@@ -98,6 +100,7 @@ extension Message {
                 case 6: "no live replica"
                 case 7: "internal"
                 case 8: "timeout"
+                case 9: "request id reused"
                 default: "code \(rawValue)"
                 }
             }

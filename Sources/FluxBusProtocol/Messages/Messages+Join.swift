@@ -10,12 +10,19 @@ extension Message {
         public var instance: UInt64
         /// The stores the worker hosts.
         public var stores: [StoreDeclaration]
+        /// The worker's applied sequence: the smallest of its stores' `lastApplied`.
+        public var applied: UInt64
+        /// The log chain at `applied` as the worker computed it from what it applied (``LogChain``); 0 when it does not
+        /// know it (it installed a SNAPSHOT, or resumed from a checkpoint without one).
+        public var chain: UInt64
 
         /// A HELLO with the given fields.
-        public init(workerID: String, instance: UInt64, stores: [StoreDeclaration]) {
+        public init(workerID: String, instance: UInt64, stores: [StoreDeclaration], applied: UInt64 = 0, chain: UInt64 = 0) {
             self.workerID = workerID
             self.instance = instance
             self.stores = stores
+            self.applied = applied
+            self.chain = chain
         }
     }
 
@@ -148,6 +155,8 @@ extension Message.Hello: WireItem {
         try visitor.string(&workerID, "workerID")
         try visitor.u64(&instance, "instance")
         try visitor.list(&stores, "stores")
+        try visitor.u64(&applied, "applied")
+        try visitor.u64(&chain, "chain")
     }
 }
 

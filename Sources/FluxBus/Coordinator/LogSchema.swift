@@ -1,0 +1,135 @@
+import Foundation
+import FluxBusProtocol
+import GRDB
+
+/// The log's tables, as GRDB migrations: v1 the first release, v2 the bus's identity, the chain, request
+/// fingerprints, and outcomes in a table of their own.
+enum LogSchema {
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE epoch (
+                    epoch INTEGER PRIMARY KEY,
+                    startedAt REAL NOT NULL
+                );
+                -- One row per accepted action, from the moment it is logged; entry is filled in when the dispatch
+                -- completes: the ReplayEntry in wire layout, with every planned store's recorded outcome and output.
+                CREATE TABLE action (
+                    sequence INTEGER PRIMARY KEY,
+                    epoch INTEGER NOT NULL,
+                    actionType TEXT NOT NULL,
+                    payload BLOB NOT NULL,
+                    error TEXT,
+                    origin TEXT NOT NULL,
+                    requestID TEXT,
+                    batchFirst INTEGER,
+                    batchSize INTEGER NOT NULL DEFAULT 0,
+                    loggedAt REAL NOT NULL,
+                    completedAt REAL,
+                    entry BLOB
+                );
+                -- The answer owed to each request id: its first sequence from the start, its RESULT or BATCH_RESULT (the
+                -- whole body frame) once complete.
+                CREATE TABLE request (
+                    requestID TEXT PRIMARY KEY,
+                    sequence INTEGER NOT NULL,
+                    result BLOB
+                ) WITHOUT ROWID;
+                CREATE INDEX request_by_sequence ON request(sequence);
+                CREATE TABLE store (
+                    name TEXT PRIMARY KEY,
+                    firstSeen REAL NOT NULL
+                );
+                CREATE TABLE snapshot (
+                    store TEXT PRIMARY KEY,
+                    sequence INTEGER NOT NULL,
+                    digest INTEGER NOT NULL,
+                    state BLOB NOT NULL,
+                    worker TEXT NOT NULL,
+                    takenAt REAL NOT NULL
+                );
+                """)
+        }
+        // v2: the bus's id (one row), each action's chain value (docs/PROTOCOL.md, appendix B), and each request's
+        // fingerprint and first action type, so that a request id used again for other actions is refused. The
+        // chain of a v1 log is computed here from its oldest retained action.
+        migrator.registerMigration("v2") { db in
+            try db.execute(sql: """
+                CREATE TABLE bus (
+                    id TEXT NOT NULL,
+                    createdAt REAL NOT NULL
+                );
+                ALTER TABLE action ADD COLUMN chain INTEGER;
+                ALTER TABLE request ADD COLUMN fingerprint INTEGER;
+                ALTER TABLE request ADD COLUMN actionType TEXT;
+                -- What a completed dispatch recorded, apart from its action's row: completing it then writes this
+                -- small row instead of rewriting the action with its payload. Entries keep no payload of their own.
+                CREATE TABLE outcome (
+                    sequence INTEGER PRIMARY KEY,
+                    entry BLOB NOT NULL,
+                    completedAt REAL NOT NULL
+                );
+                INSERT INTO outcome (sequence, entry, completedAt)
+                    SELECT sequence, entry, completedAt FROM action WHERE entry IS NOT NULL;
+                UPDATE action SET entry = NULL WHERE entry IS NOT NULL;
+                """)
+            var chain: UInt64 = 0
+            let rows = try Row.fetchCursor(db, sql: "SELECT sequence, actionType, payload, error FROM action ORDER BY sequence")
+            var chains: [(UInt64, UInt64)] = []
+            while let row = try rows.next() {
+                let sequence: UInt64 = row["sequence"]
+                chain = LogChain.next(
+                    after: chain, sequence: sequence, actionType: row["actionType"], payload: [UInt8](row["payload"] as Data),
+                    error: row["error"])
+                chains.append((sequence, chain))
+            }
+            for (sequence, chain) in chains {
+                try db.execute(sql: "UPDATE action SET chain = ? WHERE sequence = ?", arguments: [Int64(bitPattern: chain), sequence])
+            }
+            try fingerprintRequests(db)
+        }
+        // v3: the outcome of a store that other stores wait for, recorded before it is released to them, and each
+        // request's plans, recorded before its first ACTION: a restart dispatching it again releases the same outcomes
+        // to the same stores.
+        migrator.registerMigration("v3") { db in
+            try db.execute(sql: """
+                CREATE TABLE decision (
+                    sequence INTEGER NOT NULL,
+                    store TEXT NOT NULL,
+                    status INTEGER NOT NULL,
+                    message TEXT NOT NULL,
+                    output BLOB,
+                    PRIMARY KEY (sequence, store)
+                ) WITHOUT ROWID;
+                -- PlanText per action type, by the request's first sequence.
+                CREATE TABLE plan (
+                    request INTEGER NOT NULL,
+                    actionType TEXT NOT NULL,
+                    steps TEXT NOT NULL,
+                    PRIMARY KEY (request, actionType)
+                ) WITHOUT ROWID;
+                """)
+        }
+        return migrator
+    }
+
+    /// Gives the request ids of a v1 log their fingerprints, from the actions the log still holds of each (a request
+    /// whose actions were compacted away keeps none, and a reuse of its id is not checked).
+    private static func fingerprintRequests(_ db: Database) throws {
+        let requests = try Row.fetchAll(db, sql: "SELECT requestID, sequence FROM request")
+        for request in requests {
+            let sequence: UInt64 = request["sequence"]
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT actionType, payload, error, batchSize FROM action
+                WHERE (batchFirst = ?1) OR (sequence = ?1 AND batchFirst IS NULL) ORDER BY sequence
+                """, arguments: [sequence])
+            let expected = max(rows.first.map { $0["batchSize"] as Int } ?? 0, 1)
+            guard !rows.isEmpty, rows.count == expected else { continue }
+            let actions = rows.map { BatchAction(actionType: $0["actionType"], payload: [UInt8]($0["payload"] as Data), error: $0["error"]) }
+            try db.execute(sql: "UPDATE request SET fingerprint = ?, actionType = ? WHERE requestID = ?", arguments: [
+                Int64(bitPattern: RequestFingerprint.of(actions)), actions[0].actionType, request["requestID"] as String,
+            ])
+        }
+    }
+}
