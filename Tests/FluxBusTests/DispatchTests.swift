@@ -69,9 +69,10 @@ struct DispatchTests {
         await bus.stop()
     }
 
-    /// `city` and `price` share a worker, `country` is elsewhere: `price` reads `city`'s output on its own worker.
-    /// A `city-update` involves only that worker, so it completes only if the local wait resolves locally.
-    @Test func aDependencyOnTheSameWorkerResolvesLocally() async throws {
+    /// `city` and `price` share a worker, `country` is elsewhere: `price` reads `city`'s outcome and output as the
+    /// coordinator releases them, even on the same worker (docs/ARCHITECTURE.md, "One outcome per dependency"). A
+    /// `city-update` involves only that worker, so it completes only if the coordinator releases `city` to it.
+    @Test func aDependencyOnTheSameWorkerIsReleasedToIt() async throws {
         let bus = try await TestBus()
         let client = try await bus.client()
         bus.startWorker("w-destination", [HostedStore(PriceStore.self), HostedStore(CityStore.self)])
@@ -89,7 +90,7 @@ struct DispatchTests {
         let price = try decode(PriceStore.State.self, try await client.state(of: "price"))
         #expect(price == .init(country: "Japan", city: "Osaka", price: Flight.price(country: "Japan", city: "Osaka")))
 
-        // A failure is local too: `price` is skipped on the worker that saw `city` fail.
+        // A failure travels the same way: `price` is skipped on the worker where `city` failed.
         let atlantis = try await client.dispatch(Action(Flight.countryUpdate, .init(country: "Atlantis")))
         #expect(atlantis.stores.map(\.status) == [.ok, .failed, .skipped])
         #expect(atlantis.store("price")?.error == "waits for `city`, which failed")

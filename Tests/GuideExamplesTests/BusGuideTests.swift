@@ -36,7 +36,7 @@ struct BusGuideTests {
         #expect(example.pearsAfterBatch == 6)
     }
 
-    @Test("part 4: outputs cross workers as JSON and resolve locally on one worker")
+    @Test("part 4: outputs cross workers as JSON, and reach a store on the same worker through the coordinator too")
     func outputs() async throws {
         let example = try await outputsExample(logger: Self.logger())
         #expect(example.reports[0].description == "#1 order.place: warehouse ok, shipping ok, invoice ok")
