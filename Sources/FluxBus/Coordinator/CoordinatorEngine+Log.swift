@@ -14,12 +14,19 @@ extension CoordinatorEngine {
             unflushedResults.removeAll(keepingCapacity: true)
             releaseDecisions()
         } catch {
-            storageFailed = true
             let failure = error as? BusError ?? BusError(code: .storage, message: "cannot write the log: \(error)")
             logger.critical("the log cannot be written; stopping", metadata: ["error": "\(failure.message)"])
-            answerWaitersBeforeStopping(failure)
-            reportStorageFailure(failure)
+            stopOnStorageFailure(failure, because: "cannot write its log")
         }
+    }
+
+    /// Stops the coordinator for its log: no more dispatching, every waiter answered, and the shell told to exit.
+    /// - Parameter why: what happened, as the waiters' ERROR says it after "the coordinator".
+    func stopOnStorageFailure(_ failure: BusError, because why: String) {
+        guard !storageFailed else { return }
+        storageFailed = true
+        answerWaitersBeforeStopping(failure, because: why)
+        reportStorageFailure(failure)
     }
 
     /// Every requester still waiting: for the request in flight, and for those queued behind it.
@@ -28,20 +35,20 @@ extension CoordinatorEngine {
     /// Tells everyone waiting that the coordinator stops, before it does: nothing is dropped without an answer. The
     /// outcome is not known (an action in flight may have been applied, and one logged before will run again after
     /// a restart), so the answer says to retry under the same request id, which gets the true result.
-    private func answerWaitersBeforeStopping(_ failure: BusError) {
+    private func answerWaitersBeforeStopping(_ failure: BusError, because why: String) {
         #if DEBUG
         if plantedBug == .coordinatorStopsWithoutAnswering { return }
         #endif
         for requester in waitingRequesters {
             send(.error(.init(requestID: requester.requestID, code: .internal, message:
-                "the coordinator cannot write its log (\(failure.message)) and is stopping. The outcome of request "
+                "the coordinator \(why) (\(failure.message)) and is stopping. The outcome of request "
                 + "`\(requester.requestID)` is not known: it may have been applied. Once the coordinator runs again, "
                 + "send it again with the same request id to get its result; it is applied at most once")),
                 to: requester.routingID)
         }
         for requester in stateQueries.closeAll() {
             send(.error(.init(requestID: requester.requestID, code: .internal, message:
-                "the coordinator cannot write its log (\(failure.message)) and is stopping; ask again once it runs again")),
+                "the coordinator \(why) (\(failure.message)) and is stopping; ask again once it runs again")),
                 to: requester.routingID)
         }
     }
@@ -91,14 +98,13 @@ extension CoordinatorEngine {
                 to: routingID)
         }
         guard !storageFailed else { return }
-        storageFailed = true
         let failure = BusError(code: .storage, message: "the log \(log.path ?? "") is behind what a worker applied: \(conflict). "
             + LogContinuity.recovery)
         logger.critical("a worker applied what the log does not hold; stopping", metadata: [
             "worker": "\(hello.workerID)", "workerApplied": "\(hello.applied)", "workerChain": "\(LogContinuity.hex(hello.chain))",
             "logEndsAt": "\(lastLogged)", "error": "\(failure.message)",
         ])
-        reportStorageFailure(failure)
+        stopOnStorageFailure(failure, because: "found its log behind what a worker applied")
     }
 
     /// Sends the snapshots a joining worker starts from, before its WELCOME: when it is fresh and snapshots exist,
