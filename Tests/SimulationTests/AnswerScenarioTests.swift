@@ -15,6 +15,7 @@ struct AnswerScenarioTests {
         var slowLinks = FaultPlan.nothing
         slowLinks.latency = 20...20_000
         let cluster = SimCluster(seed: 5, faults: slowLinks, actionsPerClient: 6, idleClients: 1)
+        cluster.countsEverySend()
         cluster.run(until: 60_000_000) { $0.checker.acknowledged.count >= 3 }
         for index in cluster.workers.indices { cluster.workers[index].stalledUntil = cluster.now + 800_000 }
         let queued = cluster.run(until: cluster.now + 700_000) { cluster in
@@ -45,6 +46,7 @@ struct AnswerScenarioTests {
     /// get the result when it completes, none has to retry.
     @Test func manyClientsWaitingOnOneRequestIDAreAllAnswered() {
         let cluster = SimCluster(seed: 6, faults: .nothing, actionsPerClient: 3, idleClients: 12)
+        cluster.countsEverySend()
         cluster.run(until: 60_000_000) { $0.checker.acknowledged.count >= 3 }
         for index in cluster.workers.indices { cluster.workers[index].stalledUntil = cluster.now + 500_000 }
         let id = cluster.checker.newActionID()

@@ -3,7 +3,9 @@ import Flux
 import FluxBusProtocol
 
 /// A client of the simulated bus: it sends its actions one at a time, each under its own request id, and retries a
-/// request under the same id until it gets a result, as a careful client does.
+/// request under the same id until it gets a result, as a careful client does. An answer with an unknown outcome is
+/// asked for again under the same id, as the docs tell users to: the coordinator fills in what a replica reported
+/// later, and the checker holds that answer to the truth too.
 struct SimClient {
     /// One request: a DISPATCH of one action, or a DISPATCH_BATCH of several.
     struct Request {
@@ -26,6 +28,11 @@ struct SimClient {
     private(set) var internalErrors = 0
     /// A request unanswered this long is sent again, under the same id.
     static let retryAfter: Int64 = 1_500_000
+    /// How many times an answer with an unknown outcome is asked for again before the client moves on.
+    static let askAgainForUnknown = 2
+    private var askedAgain = 0
+    /// Whether it asks again about an unknown outcome; scenarios that count each client's sends exactly turn it off.
+    var asksAgainForUnknown = true
 
     init(index: Int, actions: Int) {
         self.index = index
@@ -69,18 +76,28 @@ struct SimClient {
         cluster.send(message, from: self)
     }
 
+    /// Done with the request, unless its answer had an unknown outcome and may be asked for again.
+    private mutating func answered(unknown: Bool, at now: Int64, cluster: SimCluster) {
+        if unknown, asksAgainForUnknown, askedAgain < Self.askAgainForUnknown {
+            askedAgain += 1
+            request!.sentAt = now  // sent again under the same id after `retryAfter`
+        } else {
+            askedAgain = 0
+            request = nil
+            cluster.schedule(.clientWake(index), after: 1_000)
+        }
+    }
+
     mutating func receive(_ message: Message, at now: Int64, cluster: SimCluster) {
         switch message {
         case .result(let result) where result.requestID == request?.requestID:
             cluster.checker.answered(request!, sequence: result.sequence, outcomes: result.outcomes)
-            request = nil
-            cluster.schedule(.clientWake(index), after: 1_000)
+            answered(unknown: result.outcomes.contains { $0.status == .unknown }, at: now, cluster: cluster)
         case .batchResult(let result) where result.requestID == request?.requestID:
             cluster.checker.answered(
                 request!, sequence: result.firstSequence, count: Int(result.count),
                 failures: result.failures.map { ($0.sequence, $0.outcome) })
-            request = nil
-            cluster.schedule(.clientWake(index), after: 1_000)
+            answered(unknown: result.failures.contains { $0.outcome.status == .unknown }, at: now, cluster: cluster)
         case .error(let error) where error.requestID == request?.requestID:
             if error.code == .internal { internalErrors += 1 }
             // Busy, shutting down, or stopped on a storage failure: try again soon under the same id.

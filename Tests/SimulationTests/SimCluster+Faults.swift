@@ -32,6 +32,11 @@ extension SimCluster {
         }
     }
 
+    /// Clients that do not ask again about unknown outcomes, for scenarios that count each client's sends.
+    func countsEverySend() {
+        for index in clients.indices { clients[index].asksAgainForUnknown = false }
+    }
+
     func crashWorker(_ index: Int) {
         checker.note("fault: crash w\(index + 1)")
         workers[index].engine = nil
