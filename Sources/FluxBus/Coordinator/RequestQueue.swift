@@ -46,11 +46,15 @@ struct RequestQueue {
     /// At most this many actions wait; past it clients are told the bus is busy.
     let limit: Int
     private var entries = FIFO<Entry>()
-    /// The request ids waiting, with every requester waiting for each (the first, and those that sent the same id
-    /// again meanwhile): a lookup instead of a scan of the queue for every DISPATCH.
-    private var retries: [String: [Requester]] = [:]
-    /// What each waiting request id asked for, and its first action type.
-    private var askedFor: [String: LoggedRequest] = [:]
+    /// A request id waiting: every requester waiting for it (the first, and those that sent the same id again
+    /// meanwhile), and what it asked for.
+    private struct Waiting {
+        var requesters: [Requester]
+        let askedFor: LoggedRequest
+    }
+
+    /// The request ids waiting: a lookup instead of a scan of the queue for every DISPATCH.
+    private var waiting: [String: Waiting] = [:]
     /// Actions waiting: the limit counts actions, so that batches cannot grow the queue without bound.
     private(set) var actionCount = 0
 
@@ -66,15 +70,16 @@ struct RequestQueue {
         entries.push(entry)
         actionCount += entry.actions.count
         if !entry.requestID.isEmpty {
-            retries[entry.requestID] = entry.requesters
-            askedFor[entry.requestID] = LoggedRequest(fingerprint: entry.fingerprint, actionType: entry.actions.first?.actionType)
+            waiting[entry.requestID] = Waiting(
+                requesters: entry.requesters,
+                askedFor: LoggedRequest(fingerprint: entry.fingerprint, actionType: entry.actions.first?.actionType))
         }
     }
 
     /// Adds a requester that sent a waiting request's id again: each connection once, up to `maximum` per request.
     mutating func addRetry(_ requester: Requester, maximum: Int) -> RetryAdmission {
-        guard retries[requester.requestID] != nil else { return .notWaiting }
-        return RetryAdmission.admit(requester, to: &retries[requester.requestID]!, maximum: maximum)
+        guard waiting[requester.requestID] != nil else { return .notWaiting }
+        return RetryAdmission.admit(requester, to: &waiting[requester.requestID]!.requesters, maximum: maximum)
     }
 
     /// Gives the next request its plans, made by `plan`, unless it has them; returns them and the request's first
@@ -90,19 +95,18 @@ struct RequestQueue {
     }
 
     /// What a waiting request id asked for; nil when no request with that id waits.
-    func waiting(_ requestID: String) -> LoggedRequest? { askedFor[requestID] }
+    func waiting(_ requestID: String) -> LoggedRequest? { waiting[requestID]?.askedFor }
 
     /// The next request, with every requester that asked for it.
     mutating func pop() -> Entry? {
         guard var next = entries.pop() else { return nil }
         actionCount -= next.actions.count
-        if let waiting = retries.removeValue(forKey: next.requestID) { next.requesters = waiting }
-        askedFor[next.requestID] = nil
+        if let waiters = waiting.removeValue(forKey: next.requestID) { next.requesters = waiters.requesters }
         return next
     }
 
     /// Every requester waiting for a queued request, oldest request first.
     var waitingRequesters: [Requester] {
-        entries.elements.flatMap { entry in entry.requestID.isEmpty ? entry.requesters : retries[entry.requestID] ?? [] }
+        entries.elements.flatMap { entry in entry.requestID.isEmpty ? entry.requesters : waiting[entry.requestID]?.requesters ?? [] }
     }
 }
