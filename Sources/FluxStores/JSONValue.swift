@@ -38,3 +38,22 @@ public enum JSONValue: Codable, Hashable, Sendable {
         }
     }
 }
+
+extension JSONValue: JSONWritable, JSONReadable {
+    public func writeJSON(into bytes: inout [UInt8]) { CanonicalJSON.write(self, into: &bytes) }
+
+    public init(json bytes: [UInt8]) throws { self = try JSONParser.parse(bytes) }
+
+    /// The members of an object, for payloads read without `JSONDecoder`.
+    /// - Throws: when the value is not an object.
+    func members(of what: String) throws -> [String: JSONValue] {
+        guard case .object(let members) = self else { throw PayloadShapeError("\(what) must be a JSON object") }
+        return members
+    }
+}
+
+/// A payload of valid JSON but the wrong shape, read without `JSONDecoder`.
+struct PayloadShapeError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

@@ -28,7 +28,25 @@ public final class KVStore: Store {
         .on(set) { store, action, _ in store.state[action.payload.key] = action.payload.value }
         .on(delete) { store, action, _ in store.state[action.payload.key] = nil }
 
-    /// The map itself is the state.
-    public var state: [String: JSONValue] = [:]
+    /// The map itself is the state; it keeps its digest as it changes.
+    public var state = KVState()
     public init() {}
+}
+
+// `kv.set` and `kv.delete` are the bus's commonest actions: read them without `JSONDecoder`.
+extension KVStore.Set: JSONReadable {
+    public init(json bytes: [UInt8]) throws {
+        let members = try JSONValue(json: bytes).members(of: "the payload")
+        guard case .string(let key)? = members["key"] else { throw PayloadShapeError("`key` must be a string") }
+        guard let value = members["value"] else { throw PayloadShapeError("`value` is missing") }
+        self.init(key: key, value: value)
+    }
+}
+
+extension KVStore.Delete: JSONReadable {
+    public init(json bytes: [UInt8]) throws {
+        let members = try JSONValue(json: bytes).members(of: "the payload")
+        guard case .string(let key)? = members["key"] else { throw PayloadShapeError("`key` must be a string") }
+        self.init(key: key)
+    }
 }

@@ -89,10 +89,16 @@ package enum JSONCoding {
     private static let decoder = JSONDecoder()
 
     package static func encode(_ value: any Encodable) throws -> [UInt8] {
-        Array(try encoder.encode(value))
+        if let writable = value as? any JSONWritable {
+            var bytes: [UInt8] = []
+            writable.writeJSON(into: &bytes)
+            return bytes
+        }
+        return Array(try encoder.encode(value))
     }
 
     package static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
-        try decoder.decode(T.self, from: Data(bytes))
+        if let readable = T.self as? any JSONReadable.Type { return try readable.init(json: bytes) as! T }
+        return try decoder.decode(T.self, from: Data(bytes))
     }
 }

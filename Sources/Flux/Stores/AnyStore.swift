@@ -11,6 +11,7 @@ package final class AnyStore {
     private let applyAction: (AnyAction, DispatchContext) throws -> Bool
     private let currentOutput: () -> Value?
     private let encodeState: () throws -> [UInt8]
+    private let keptDigest: () -> UInt64?
     private let restoreState: ([UInt8]) throws -> Void
 
     /// Wraps a store instance, optionally under another name, with other dependencies, or limited to some of the
@@ -30,6 +31,7 @@ package final class AnyStore {
         }
         currentOutput = { store.output().map { .value($0) } }
         encodeState = { try JSONCoding.encode(store.state) }
+        keptDigest = { (store.state as? any DigestedState)?.stateDigest }
         restoreState = { bytes in
             do {
                 store.state = try JSONCoding.decode(S.State.self, from: bytes)
@@ -73,6 +75,10 @@ package final class AnyStore {
 
     /// The store's state as canonical JSON (sorted keys): equal states give equal bytes.
     package func encodedState() throws -> [UInt8] { try encodeState() }
+
+    /// The digest the state keeps up to date itself (see ``DigestedState``), or nil when it has to be computed from
+    /// the whole state.
+    package func maintainedDigest() -> UInt64? { keptDigest() }
 
     /// Replaces the store's state with one decoded from JSON, as from a snapshot.
     package func restore(fromJSON bytes: [UInt8]) throws { try restoreState(bytes) }

@@ -8,7 +8,7 @@ struct SnapshotProgress {
     /// Store → the sequence a snapshot brought it to, while that is beyond the worker's applied sequence.
     private var appliedThrough: [String: UInt64] = [:]
     /// Snapshots that arrived before their WELCOME, by store; installed when a WELCOME of their epoch arrives.
-    private var held: [String: Message.Snapshot] = [:]
+    private var held: [Message.Snapshot] = []
     /// Each store's state when the worker started, before any checkpoint.
     private let initialStates: [String: [UInt8]]
 
@@ -41,12 +41,17 @@ struct SnapshotProgress {
     /// The state an empty snapshot restores `store` to.
     func initialState(of store: String) -> [UInt8] { initialStates[store] ?? [] }
 
-    /// Keeps a snapshot until its WELCOME arrives; a later one for the same store replaces it.
-    mutating func hold(_ snapshot: Message.Snapshot) { held[snapshot.store] = snapshot }
+    /// Keeps a snapshot until its WELCOME arrives, in the order they came; one for the same store and sequence
+    /// replaces the earlier copy. (Its digest is checked only once installed, so a later one does not replace an
+    /// earlier one of another sequence: if it proves wrong, the earlier one stands.)
+    mutating func hold(_ snapshot: Message.Snapshot) {
+        held.removeAll { $0.store == snapshot.store && $0.sequence == snapshot.sequence }
+        held.append(snapshot)
+    }
 
-    /// The snapshots held, by store name, no longer held.
+    /// The snapshots held, in the order they came, no longer held.
     mutating func takeHeld() -> [Message.Snapshot] {
-        defer { held = [:] }
-        return held.values.sorted { $0.store < $1.store }
+        defer { held = [] }
+        return held
     }
 }

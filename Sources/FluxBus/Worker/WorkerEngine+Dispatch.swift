@@ -131,8 +131,10 @@ extension WorkerEngine {
         return String(cut)! + "…"
     }
 
+    /// The digest of a store's state (PROTOCOL.md, Appendix A): kept up to date by the state itself where it can
+    /// (a ``DigestedState``, as `kv` and `counter` do), otherwise FNV-1a 64 of the whole canonical state.
     func digest(of store: AnyStore) -> UInt64 {
-        (try? store.encodedState()).map(StateDigest.fnv1a64) ?? 0
+        store.maintainedDigest() ?? (try? store.encodedState()).map(StateDigest.fnv1a64) ?? 0
     }
 
     func finish() {
@@ -218,6 +220,6 @@ extension WorkerEngine {
         // only if its sequence has completed.
         send(.state(.init(
             requestID: request.requestID, store: store.name, worker: id, sequence: appliedSequence(of: store.name),
-            digest: StateDigest.fnv1a64(state), state: state)))
+            digest: digest(of: store), state: state)))
     }
 }

@@ -16,10 +16,6 @@ extension WorkerEngine {
         guard storesByName[snapshot.store] != nil else {
             return drop(snapshot, because: "this worker does not host the store")
         }
-        // Empty state means "the store did not exist yet": its digest is 0 by convention, not FNV-1a of no bytes.
-        guard snapshot.state.isEmpty || snapshot.digest == StateDigest.fnv1a64(snapshot.state) else {
-            return drop(snapshot, because: "its digest is not that of its state")
-        }
         if phase == .joining {
             // Its WELCOME follows; install then, if the WELCOME is of the same epoch.
             snapshots.hold(snapshot)
@@ -55,13 +51,21 @@ extension WorkerEngine {
                 "store": "\(store.name)", "snapshot": "\(snapshot.sequence)", "applied": "\(applied)",
             ])
         }
+        // The digest covers the state, not its bytes (PROTOCOL.md, Appendix A): it is checked once restored, and the
+        // store goes back to what it held if they differ.
+        let previous = try? store.encodedState()
         do {
             try store.restore(fromJSON: snapshot.state.isEmpty ? snapshots.initialState(of: store.name) : snapshot.state)
-            // Its state is the snapshot's now, not what its latest run left.
-            lastRuns[store.name] = nil
         } catch {
             return drop(snapshot, because: "its state does not decode: \(error)")
         }
+        // Empty state means "the store did not exist yet": its digest is 0 by convention.
+        guard snapshot.state.isEmpty || digest(of: store) == snapshot.digest else {
+            if let previous { try? store.restore(fromJSON: previous) }
+            return drop(snapshot, because: "its digest is not that of its state")
+        }
+        // Its state is the snapshot's now, not what its latest run left.
+        lastRuns[store.name] = nil
         snapshots.mark(store.name, through: snapshot.sequence)
         checkpointStale = true
         emit(.snapshotInstalled(store: store.name, sequence: snapshot.sequence))
