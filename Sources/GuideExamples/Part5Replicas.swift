@@ -137,3 +137,38 @@ public func replicasExample(logger: Logger) async throws -> ReplicasExample {
         lateReplicaSequence: lateSequence, lateDigestsBeforeLiveDispatch: digestsBeforeLive, statusText: statusText, finalReplicas: finalReplicas, finalDigests: finalDigests,
         stateDigestMatches: StateDigest.fnv1a64(receipts.state) == receipts.digest, receipts: receiptList)
 }
+
+// guide:begin digested-state
+struct Inventory: Sendable, DigestedState {
+    private(set) var stock: [String: Int] = [:]
+    private var digest = MapDigest()
+
+    init() {}
+
+    subscript(sku: String) -> Int? {
+        get { stock[sku] }
+        set {
+            if let old = stock[sku] { digest.remove(member: Self.member(sku, old)) }
+            stock[sku] = newValue
+            if let newValue { digest.insert(member: Self.member(sku, newValue)) }
+        }
+    }
+
+    var stateDigest: UInt64 { digest.value }
+
+    /// The member's bytes: any encoding works, as long as every replica of the store uses the same one.
+    private static func member(_ sku: String, _ count: Int) -> [UInt8] { Array("\(sku)=\(count)".utf8) }
+}
+
+// On the wire it is the plain map; decoding rebuilds the digest, entry by entry.
+extension Inventory: Codable {
+    init(from decoder: any Decoder) throws {
+        for (sku, count) in try decoder.singleValueContainer().decode([String: Int].self) { self[sku] = count }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(stock)
+    }
+}
+// guide:end digested-state
