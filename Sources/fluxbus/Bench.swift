@@ -52,6 +52,9 @@ extension FluxBusCommand {
         @Option(help: "Bytes in each action's payload and in the baseline's message.")
         var payloadBytes = 64
 
+        @Option(help: "Entries in the kv store of large-state and snapshot-join (default 1,000,000; with --quick 2,000 and 30,000).")
+        var stateEntries: Int?
+
         @Option(help: "Worker processes for memory, catch-up (already live ones) and durable-*; workers-N names its own.")
         var workers: Int?
 
@@ -80,6 +83,7 @@ extension FluxBusCommand {
             if let rounds, rounds <= 0 { throw ValidationError("--rounds must be positive") }
             if let warmup, warmup < 0 { throw ValidationError("--warmup must not be negative") }
             if let workers, !(1...64).contains(workers) { throw ValidationError("--workers must be between 1 and 64") }
+            if let stateEntries, stateEntries < 1_000 { throw ValidationError("--state-entries must be at least 1000") }
             guard (0...1_000_000).contains(payloadBytes) else { throw ValidationError("--payload-bytes must be between 0 and 1000000") }
         }
 
@@ -96,6 +100,7 @@ extension FluxBusCommand {
             settings.warmup = warmup
             settings.payloadBytes = payloadBytes
             settings.workers = workers
+            settings.stateEntries = stateEntries
             settings.quick = quick
             settings.control = control
             settings.coordinatorPID = coordinatorPid

@@ -53,6 +53,9 @@ package final class BenchCluster: @unchecked Sendable {
     /// The coordinator's process id.
     package var coordinatorPID: Int32? { processes.pid("coordinator") }
 
+    /// A worker's process id.
+    package func pid(of worker: String) -> Int32? { processes.pid(worker) }
+
     /// Starts one worker process hosting `stores` (`NAME=KIND` specs).
     package func startWorker(_ id: String, stores: [String]) throws {
         let process = try processes.launch(

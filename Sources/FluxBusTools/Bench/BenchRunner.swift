@@ -18,11 +18,13 @@ public enum BenchRunner {
         ("durable-always", "workers-1 with the coordinator on a SQLite log, --sync always"),
         ("durable-off", "workers-1 with the coordinator on a SQLite log, --sync off"),
         ("batch", "counter.add in DISPATCH_BATCH requests of 1,000 to 1 worker process (target >= 100,000 actions/s)"),
+        ("large-state", "lock-step kv.set to a kv store of 1,000,000 entries vs. the empty store (target: p50 ratio <= 1.2); only when named"),
+        ("snapshot-join", "a fresh replica joins a 1,000,000-entry kv store from a snapshot (targets: <= 30 s, memory); only when named"),
         ("memory", "1,000,000 dispatches, coordinator VmRSS every 10% (target: growth from 10% to the end < 10%); only when named"),
     ]
 
-    /// What runs when no scenario is named: everything but `memory`, which takes minutes.
-    public static let defaultSet = catalogue.map(\.name).filter { $0 != "memory" }
+    /// What runs when no scenario is named: everything but those that take minutes.
+    public static let defaultSet = catalogue.map(\.name).filter { !["memory", "large-state", "snapshot-join"].contains($0) }
 
     /// Whether `name` is a scenario: one of the catalogue, or `workers-N` for any N from 1 to 64.
     public static func isScenario(_ name: String) -> Bool {
@@ -104,6 +106,11 @@ public enum BenchRunner {
         case "batch":
             return try await ClusterBenchmarks.batch(
                 settings: settings, count: settings.count(default: 200_000, quick: 2_000), batchSize: settings.quick ? 100 : 1_000)
+        case "large-state":
+            return try await StateSizeBenchmarks.largeState(
+                settings: settings, count: latencyCount, entries: settings.stateEntries ?? (settings.quick ? 2_000 : 1_000_000))
+        case "snapshot-join":
+            return try await SnapshotJoinBench.run(settings: settings, entries: settings.stateEntries ?? (settings.quick ? 30_000 : 1_000_000))
         case "memory":
             return try await ClusterBenchmarks.memory(settings: settings, count: settings.count(default: 1_000_000, quick: 2_000))
         default:

@@ -14,6 +14,8 @@ public struct BenchSettings: Sendable {
     public var payloadBytes = 64
     /// Worker processes for `memory` and `durable-*` (default 1); `workers-N` names its own.
     public var workers: Int?
+    /// Entries in the `kv` store of `large-state` and `snapshot-join`; nil for 1,000,000.
+    public var stateEntries: Int?
     /// A tiny smoke run.
     public var quick = false
     /// An existing cluster's control endpoint; nil to start one on this machine.
