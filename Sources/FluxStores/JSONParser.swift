@@ -170,6 +170,8 @@ struct JSONParser {
     }
 
     private mutating func validated(_ utf8: UnsafeBufferPointer<UInt8>, from start: Int) throws(Failure) -> String {
+        // ASCII needs no validation, and is most keys and values.
+        if !utf8.contains(where: { $0 >= 0x80 }) { return String(decoding: utf8, as: UTF8.self) }
         guard let text = String(validating: utf8, as: UTF8.self) else {
             at = start
             throw failure("a string is not valid UTF-8")

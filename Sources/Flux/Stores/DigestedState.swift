@@ -27,13 +27,13 @@ public struct MapDigest: Hashable, Sendable {
     public init() {}
 
     /// Adds a member.
-    public mutating func insert(member bytes: some Sequence<UInt8>) {
+    public mutating func insert(member bytes: [UInt8]) {
         count &+= 1
         sum &+= FNV1a64.hash(bytes)
     }
 
     /// Takes out a member that was added before.
-    public mutating func remove(member bytes: some Sequence<UInt8>) {
+    public mutating func remove(member bytes: [UInt8]) {
         count &-= 1
         sum &-= FNV1a64.hash(bytes)
     }
@@ -61,9 +61,11 @@ package struct FNV1a64 {
         for shift in stride(from: 56, through: 0, by: -8) { combine(UInt8(truncatingIfNeeded: word >> UInt64(shift))) }
     }
 
-    package static func hash(_ bytes: some Sequence<UInt8>) -> UInt64 {
-        var hasher = FNV1a64()
-        for byte in bytes { hasher.combine(byte) }
-        return hasher.value
+    package static func hash(_ bytes: [UInt8]) -> UInt64 {
+        bytes.withUnsafeBufferPointer { buffer in
+            var hasher = FNV1a64()
+            for byte in buffer { hasher.combine(byte) }
+            return hasher.value
+        }
     }
 }

@@ -74,6 +74,11 @@ struct WireReader: WireVisitor {
 
     mutating func string(_ value: inout String, _ field: StaticString) throws(DecodeError) {
         let utf8 = try view(length(UInt16.self, limit: limits.maxStringBytes, field), field)
+        // ASCII needs no validation (ids, store and action names nearly always are); the generic check costs more.
+        if !utf8.contains(where: { $0 >= 0x80 }) {
+            value = String(decoding: utf8, as: UTF8.self)
+            return
+        }
         guard let string = String(validating: utf8, as: UTF8.self) else {
             throw DecodeError(code: .invalidUTF8, field: "\(field)")
         }
