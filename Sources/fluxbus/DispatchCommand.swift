@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import FluxBus
+import FluxStores
 import FluxBusProtocol
 import FluxBusTools
 
@@ -214,14 +215,16 @@ enum PayloadSource {
 
     /// The payload's bytes, once checked to be JSON.
     static func validated(_ data: Data, origin: String) throws -> [UInt8] {
+        let bytes = Array(data)
         do {
-            _ = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+            // The bus's own strict reader: it checks a million-line batch several times faster than Foundation.
+            _ = try JSONValue(json: bytes)
         } catch {
             throw BusError(
                 code: .usage,
-                message: "the payload (\(origin)) is not valid JSON: \(String(decoding: data.prefix(80), as: UTF8.self)); "
+                message: "the payload (\(origin)) is not valid JSON (\(error)): \(String(decoding: data.prefix(80), as: UTF8.self)); "
                     + "quote it for the shell, for example '{\"by\":1}'")
         }
-        return Array(data)
+        return bytes
     }
 }

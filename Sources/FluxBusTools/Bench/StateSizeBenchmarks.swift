@@ -63,7 +63,9 @@ enum StateSizeBenchmarks {
             return ScenarioReport(scenario: report.scenario, operation: report.operation, outcome: .unavailable,
                                   message: "needs a cluster started by the benchmark; it does not run against --control")
         }
-        try await ClusterBenchmarks.withCluster(shape, settings: settings) { client, pid in
+        // The log retains everything, so that no compaction snapshot lands among the measured dispatches: this
+        // scenario is about a dispatch's cost (snapshot-join is about snapshots).
+        try await ClusterBenchmarks.withCluster(shape, settings: settings, retain: entries * 2 + 100_000) { client, pid in
             for n in 0..<settings.warmup(for: count) { try await ClusterBenchmarks.dispatch(client, probeAction(n)) }
             var empty = ScenarioReport(scenario: "", operation: "")
             try await empty.measureLockStep(count: count, coordinator: nil, progress: ProgressBar.make("large-state empty")) { n in
