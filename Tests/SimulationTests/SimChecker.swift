@@ -229,22 +229,22 @@ final class SimChecker {
         guard violation == nil else { return }
         for node in cluster.workers {
             guard let engine = node.engine else { continue }
-            check(node.id, engine, SimLedger.self, model: ledgerModel, counts: \.ledgerCount)
-            check(node.id, engine, SimTally.self, model: tallyModel, counts: \.tallyCount)
+            check(node.id, engine, SimLedger.self, ids: \.state, model: ledgerModel, counts: \.ledgerCount)
+            check(node.id, engine, SimTally.self, ids: \.state.ids, model: tallyModel, counts: \.tallyCount)
         }
     }
 
     private func check<S: Store>(
-        _ worker: String, _ engine: WorkerEngine, _ type: S.Type, model: @autoclosure () -> [UInt32],
+        _ worker: String, _ engine: WorkerEngine, _ type: S.Type, ids: KeyPath<S, [UInt32]>, model: @autoclosure () -> [UInt32],
         counts: KeyPath<SimChecker, [Int]>
-    ) where S.State == [UInt32] {
+    ) {
         guard let store = engine.storesByName[S.name]?.instance as? S else { return }
         let applied = engine.appliedSequence(of: S.name)
         guard extendModel(through: applied) else {
             return fail("\(worker)'s \(S.name) applied #\(applied), which was never published")
         }
         let expected = self[keyPath: counts][Int(applied)]
-        let state = store.state
+        let state = store[keyPath: ids]
         guard state.count == expected, state.last == (expected > 0 ? model()[expected - 1] : nil) else {
             let want = Array(model()[..<expected].suffix(3))
             return fail("\(worker)'s \(S.name) at #\(applied) holds \(state.count) ids ending \(Array(state.suffix(3))); "
@@ -260,7 +260,7 @@ final class SimChecker {
             guard let engine = node.engine else { continue }
             for (name, model) in [(SimLedger.name, ledgerModel), (SimTally.name, tallyModel)] {
                 guard let store = engine.storesByName[name] else { continue }
-                let state = (store.instance as? SimLedger)?.state ?? (store.instance as? SimTally)?.state ?? []
+                let state = (store.instance as? SimLedger)?.state ?? (store.instance as? SimTally)?.state.ids ?? []
                 let applied = Int(engine.appliedSequence(of: name))
                 let counts = name == SimLedger.name ? ledgerCount : tallyCount
                 if Array(model[..<counts[applied]]) != state {
@@ -276,6 +276,28 @@ final class SimChecker {
             fail("replicas of audit diverged at #\(first.1): from entry \(at), \(first.0) holds \(Array(first.2[at...].prefix(4))) "
                 + "(\(first.2.count) in all), \(second.0) holds \(Array(second.2[at...].prefix(4))) (\(second.2.count) in all); "
                 + "ran differently at: \(auditDifferences(first.0, second.0))")
+        }
+    }
+
+    /// Every digest a replica reports is the digest of the state the total order gives through that sequence: the
+    /// ledger's computed from its whole state, the tally's kept entry by entry, across snapshots, checkpoints and
+    /// restarts alike.
+    func acknowledged(_ ack: Message.Ack, by worker: String) {
+        guard violation == nil, extendModel(through: ack.sequence) else { return }
+        for result in ack.results where result.digest != 0 {
+            let expected: UInt64
+            switch result.store {
+            case SimLedger.name:
+                expected = StateDigest.fnv1a64(try! JSONCoding.encode(Array(ledgerModel[..<ledgerCount[Int(ack.sequence)]])))
+            case SimTally.name:
+                expected = TallyState(Array(tallyModel[..<tallyCount[Int(ack.sequence)]])).stateDigest
+            default:
+                continue
+            }
+            if result.digest != expected {
+                return fail("\(worker) acknowledged #\(ack.sequence) with \(result.store)'s digest \(StateDigestText.hex(result.digest)); "
+                    + "the total order's state through #\(ack.sequence) has \(StateDigestText.hex(expected))")
+            }
         }
     }
 

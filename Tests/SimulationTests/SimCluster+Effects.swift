@@ -35,6 +35,7 @@ extension SimCluster {
         for effect in effects {
             switch effect {
             case .send(let message):
+                if case .ack(let ack) = message { checker.acknowledged(ack, by: workers[index].id) }
                 guard !workers[index].partitioned else { continue }
                 deliver(.toCoordinator(codec.encode(message).prepended(workers[index].routingID),
                                        link: .worker(index, generation: workers[index].generation)), link: 3 * index + 2)

@@ -50,12 +50,39 @@ final class SimAudit: Store {
     init() {}
 }
 
-/// Independent of the others: appends every id, so it still runs when the ledger fails.
+/// Independent of the others: appends every id, so it still runs when the ledger fails. Its state keeps its own
+/// digest, as a large map's does, so the simulation holds a kept digest to the one the history gives.
 final class SimTally: Store {
     static let name = "tally"
     static let handlers = Handlers<SimTally>()
         .on(Sim.append) { store, action, _ in store.state.append(action.payload.id) }
 
-    var state: [UInt32] = []
+    var state = TallyState()
     init() {}
+}
+
+/// The ids in order, with a ``MapDigest`` kept member by member (`index:id`): on the wire, the plain array.
+struct TallyState: Codable, Sendable, Hashable, DigestedState {
+    private(set) var ids: [UInt32] = []
+    private var digest = MapDigest()
+
+    init(_ ids: [UInt32] = []) {
+        for id in ids { append(id) }
+    }
+
+    mutating func append(_ id: UInt32) {
+        digest.insert(member: Array("\(ids.count):\(id)".utf8))
+        ids.append(id)
+    }
+
+    var stateDigest: UInt64 { digest.value }
+
+    init(from decoder: any Decoder) throws {
+        self.init(try decoder.singleValueContainer().decode([UInt32].self))
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(ids)
+    }
 }
