@@ -30,7 +30,7 @@ final class SimLedger: Store {
 
     var state: [UInt32] = []
     init() {}
-    func output() -> Output? { Output(count: state.count) }
+    func output() -> Output { Output(count: state.count) }
 }
 
 /// Waits for the ledger and appends the ledger's length as its output reported it: a dependent that read a stale or

@@ -29,7 +29,10 @@ package final class AnyStore {
             if let handled, !handled.contains(action.name) { return false }
             return try S.handlers.handle(action, in: store, context: context)
         }
-        currentOutput = { store.output().map { .value($0) } }
+        currentOutput = {
+            let output = store.output()
+            return isNothingPublished(output) ? nil : .value(output)
+        }
         encodeState = { try JSONCoding.encode(store.state) }
         keptDigest = { (store.state as? any DigestedState)?.stateDigest }
         restoreState = { bytes in

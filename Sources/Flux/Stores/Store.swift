@@ -18,7 +18,8 @@
 public protocol Store: AnyObject, SendableMetatype {
     /// The store's state. `Codable` so that it can be snapshotted, digested and shown.
     associatedtype State: Codable & Sendable
-    /// What the store publishes to the stores waiting for it; ``NoOutput`` when it publishes nothing.
+    /// What the store publishes to the stores waiting for it: whatever ``output()`` returns, optional or not (a nil
+    /// optional publishes nothing); ``NoOutput`` when the store declares no `output()`.
     associatedtype Output: Codable & Sendable = NoOutput
 
     /// The store's name: unique within a hub or a bus.
@@ -35,7 +36,10 @@ public protocol Store: AnyObject, SendableMetatype {
     var state: State { get set }
 
     /// The store's output after the current action, handed to the stores that wait for it.
-    func output() -> Output?
+    ///
+    /// Declare it returning your output type, `-> Summary` or `-> Summary?`; both are this requirement, so a
+    /// signature cannot silently miss it (the type becomes ``Output``).
+    func output() -> Output
 }
 
 extension Store {
@@ -45,7 +49,21 @@ extension Store {
 
 extension Store where Output == NoOutput {
     /// A store without an output publishes nothing.
-    public func output() -> NoOutput? { nil }
+    public func output() -> NoOutput { NoOutput() }
+}
+
+/// Whether an output stands for "nothing published": ``NoOutput``, or a nil optional.
+package func isNothingPublished(_ output: Any) -> Bool {
+    output is NoOutput || (output as? any OptionalOutput)?.isNone == true
+}
+
+/// Lets a generic output say it is a nil optional.
+package protocol OptionalOutput {
+    var isNone: Bool { get }
+}
+
+extension Optional: OptionalOutput {
+    package var isNone: Bool { self == nil }
 }
 
 /// The output type of a store that publishes none.
