@@ -91,6 +91,9 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @Option(help: "Connections that may wait for one request id in flight or queued; each gets the answer once, and one more is refused as busy.")
     var maxWaitersPerRequest = 1_024
 
+    @Flag(help: "Refuse (ERROR 10, nothing logged) a dispatch that no store can run: none handles its type, or those that do wait for a store no worker hosts. By default it is logged, and its result has no outcomes: the client reports it unhandled (fluxbus dispatch exits 1).")
+    var refuseUnhandled = false
+
     @Option(help: "Malformed messages one peer may send per second before it is quarantined.")
     var maxMalformedPerSecond = 100
 
@@ -160,6 +163,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
             configuration.maxPayloadBytes = maxPayloadBytes
             configuration.maxMessageBytes = maxMessageBytes
             configuration.maxWaitersPerRequest = maxWaitersPerRequest
+            configuration.refuseUnhandled = refuseUnhandled
             configuration.maxMalformedPerSecond = maxMalformedPerSecond
             configuration.quarantine = .milliseconds(Int64(quarantineSeconds * 1000))
             configuration.maxWorkers = maxWorkers

@@ -11,7 +11,9 @@ struct DispatchCommand: AsyncParsableCommand {
         abstract: "Dispatch one action and print what every store did.",
         discussion: """
             The payload is JSON: an argument, @FILE to read it from a file, or - for standard input. Without one, \
-            the payload is {}. Exits 0 when every store succeeded, 1 when one failed or was skipped, and 6 when \
+            the payload is {}. Exits 0 when every store succeeded; 1 when one failed or was skipped (a store that \
+            handles the type but waits for a store no worker hosts is skipped, "not ready"), or when no store \
+            handles the type at all (unhandled: it is logged, nothing applies it); and 6 when \
             a store's outcome is unknown: its replicas did not answer in time. The action is in the log and they \
             apply it when they return, so do not send it again under a new id; send it again with the same \
             --request-id to see the outcome once a replica has reported it.
@@ -19,7 +21,8 @@ struct DispatchCommand: AsyncParsableCommand {
             --batch reads one JSON payload per line from standard input and dispatches them as TYPE, in order, in \
             batches of --batch-size: each batch is one request whose actions run one by one, exactly as if \
             dispatched singly, and is answered once. On a terminal it shows progress. It prints a summary (or, with \
-            --json, one object per batch) and exits 1 if any action had a store fail or skip, 6 if any action's outcome is \
+            --json, one object per batch) and exits 1 if any action had a store fail or skip or no store handled it, 6 if \
+            any action's outcome is \
             unknown. The whole input is \
             checked before the first batch is sent: a line that is not JSON, or over --max-payload-bytes, or a batch \
             over the 16 MiB message limit, sends nothing and exits 2. If a batch fails part-way (refused: exit 4; no \
@@ -86,6 +89,11 @@ struct DispatchCommand: AsyncParsableCommand {
                 + "time. It is in the log, and they apply it when they return; do not send it again under a new id. "
                 + "To see its outcome later, send it again with --request-id \(requestID)")
             throw ExitCode(6)
+        }
+        if result.isUnhandled {
+            printError("fluxbus: no store handled #\(result.sequence): no store on the bus handles `\(type)`. It is in the log, "
+                + "but nothing applied it; check the action type's name (`fluxbus status` lists the stores), or start a worker "
+                + "with a store that handles it")
         }
         if !result.succeeded { throw ExitCode(1) }
     }
@@ -156,10 +164,12 @@ extension DispatchCommand {
             let range = results.first.map { "#\($0.firstSequence) to #\(results.last!.lastSequence)" }
             let micros = results.reduce(UInt64(0)) { $0 + $1.elapsedMicros }
             print("\(actions.count) dispatched as \(type) in \(results.count) batch\(results.count == 1 ? "" : "es")"
-                + (range.map { ", \($0)" } ?? "") + ", \(Set(failures.map(\.sequence)).count) with a store that failed, was skipped or is unknown"
+                + (range.map { ", \($0)" } ?? "") + ", \(Set(failures.map(\.sequence)).count) with a store that failed, was skipped or is unknown, or no store"
                 + (micros > 0 ? String(format: "; %.0f actions/s on the bus", Double(actions.count) / (Double(micros) / 1e6)) : ""))
             for failure in failures.prefix(10) {
-                print("  #\(failure.sequence) \(failure.outcome.store) \(failure.outcome.status) on \(failure.outcome.worker.isEmpty ? "-" : failure.outcome.worker): \(failure.outcome.message)")
+                // A failure without a store is an action no store handled.
+                let store = failure.outcome.store.isEmpty ? "(no store)" : failure.outcome.store
+                print("  #\(failure.sequence) \(store) \(failure.outcome.status) on \(failure.outcome.worker.isEmpty ? "-" : failure.outcome.worker): \(failure.outcome.message)")
             }
         }
         // Unknown outcomes first: the one answer a client must not take for "not applied".

@@ -137,7 +137,8 @@ struct DispatchTests {
         await bus.stop()
     }
 
-    /// An action type no store handles still gets a sequence, and completes at once with no outcomes.
+    /// An action type no store handles still gets a sequence, and completes at once with no outcomes: unhandled, not
+    /// a success.
     @Test func anActionNobodyHandlesCompletesWithNoOutcomes() async throws {
         let bus = try await TestBus()
         let client = try await bus.client()
@@ -147,7 +148,7 @@ struct DispatchTests {
         let before = try await client.dispatch(Action(CounterStore.add, .init(by: 1)))
         let nobody = try await client.dispatch("nobody.handles", json: #"{"x":1}"#)
         #expect(nobody.outcomes.isEmpty)
-        #expect(nobody.succeeded)
+        #expect(!nobody.succeeded && nobody.isUnhandled && nobody.verdict == "unhandled")
         #expect(nobody.sequence == before.sequence + 1)
         let after = try await client.dispatch(Action(CounterStore.add, .init(by: 1)))
         #expect(after.sequence == nobody.sequence + 1)

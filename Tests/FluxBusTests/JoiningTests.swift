@@ -25,11 +25,14 @@ struct JoiningTests {
         #expect(status.store("price")?.waitingFor == ["city"])
         #expect(status.store("country") == nil)
 
-        // Nothing that waits takes part yet: the dispatch completes at once, with no outcome at all.
+        // Nothing that waits takes part yet: the dispatch completes at once, and the stores that handle it say they were
+        // not ready, and why, rather than the dispatch reading as a success.
         let early = try await client.dispatch(Action(Flight.countryUpdate, .init(country: "Japan")))
-        #expect(early.outcomes.isEmpty)
+        #expect(early.outcomes.map(\.store) == ["city", "price"])
+        #expect(early.outcomes.allSatisfy { $0.status == .skipped && $0.message.hasPrefix("not ready: it waits for `country`, which no worker hosts") })
+        #expect(!early.succeeded && early.verdict == "failed")
         let earlyCity = try await client.dispatch(Action(Flight.cityUpdate, .init(city: "Kyoto")))
-        #expect(earlyCity.outcomes.isEmpty)
+        #expect(earlyCity.outcomes.map(\.store) == ["city", "price"])
         #expect(earlyCity.sequence == early.sequence + 1)
         let untouched = try await client.state(of: "price")
         #expect(text(untouched) == "{}")

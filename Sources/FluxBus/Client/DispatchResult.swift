@@ -48,13 +48,19 @@ public struct DispatchResult: Sendable, Hashable {
         }
     }
 
-    /// Whether every store that took part succeeded.
-    public var succeeded: Bool { stores.allSatisfy { $0.status == .ok } }
+    /// Whether some store took part and every one succeeded. A dispatch no store handled did not succeed: see
+    /// ``isUnhandled``.
+    public var succeeded: Bool { !outcomes.isEmpty && stores.allSatisfy { $0.status == .ok } }
+
+    /// Whether no store handled the action: none on the bus handles its type (stores that handle it but cannot run
+    /// show as `skipped`, "not ready"). The action is in the log under its sequence, and nothing applied it.
+    public var isUnhandled: Bool { outcomes.isEmpty }
 
     /// Whether some store's outcome is not known yet: its replicas did not answer in time. They apply the action
     /// when they return or catch up; the same request id asked again shows the outcome once one reports.
     public var isUnknown: Bool { stores.contains { $0.status == .unknown } }
 
-    /// `ok`, `unknown` (some store's outcome is not known yet), or `failed` (a store failed or was skipped).
-    public var verdict: String { succeeded ? "ok" : isUnknown ? "unknown" : "failed" }
+    /// `ok`, `unknown` (some store's outcome is not known yet), `unhandled` (no store handled it), or `failed` (a
+    /// store failed or was skipped).
+    public var verdict: String { succeeded ? "ok" : isUnknown ? "unknown" : isUnhandled ? "unhandled" : "failed" }
 }

@@ -19,6 +19,11 @@ public struct CoordinatorConfiguration: Sendable {
     /// How many connections may wait for one request id in flight or queued: the first sender and those that sent
     /// the same id again meanwhile. Each gets the answer once; one more is refused at once with ERROR code 1 (busy).
     public var maxWaitersPerRequest = 1_024
+    /// Whether a dispatch that no store can run (none handles its type, or those that do wait for a store nobody
+    /// hosts) is refused with ERROR code 10 rather than logged. Off by default: such a dispatch is logged and
+    /// answered without outcomes, which clients show as `unhandled`, so an action sent before the worker that
+    /// handles it has joined is kept in the history rather than lost.
+    public var refuseUnhandled = false
     /// Malformed messages one peer may send per second; past that it is quarantined: everything it sends is dropped
     /// unread (and counted) for `quarantine`.
     public var maxMalformedPerSecond = 100

@@ -140,6 +140,9 @@ extension CoordinatorEngine {
             }
             checkDivergence(step.store, results: flight.results[step.store] ?? [], sequence: flight.sequence)
         }
+        // Stores that handle it but could not run say so; an action nothing handled has no outcome at all, which
+        // clients show as `unhandled` (a batch lists it as a failure without a store).
+        outcomes += notReadyOutcomes(for: flight.action.actionType)
         lastCompleted = flight.sequence
         let micros = UInt64(max(0, (now - flight.startedAt).microseconds))
         let completed = Message.Completed(
@@ -149,7 +152,10 @@ extension CoordinatorEngine {
             epoch: epoch, sequence: flight.sequence, actionType: flight.action.actionType, payload: flight.action.payload,
             error: flight.action.error, plan: flight.plan, outputs: flight.plan.map { flight.settled[$0.store]! }))
         if flights.request!.isBatch {
-            flights.recordFailures(outcomes.filter { $0.status != .ok }.map { BatchFailure(sequence: flight.sequence, outcome: $0) })
+            let failures = outcomes.isEmpty
+                ? [Outcome(store: "", worker: "", status: .skipped, message: unhandledReason(for: flight.action.actionType), digest: 0)]
+                : outcomes.filter { $0.status != .ok }
+            flights.recordFailures(failures.map { BatchFailure(sequence: flight.sequence, outcome: $0) })
         }
         publish(.completed(completed))
         logger.debug("dispatch completed", metadata: [

@@ -25,6 +25,30 @@ extension CoordinatorEngine {
         return participating.map { PlanStep(store: $0, waitsFor: graph.dependencies(of: $0).filter(taking.contains)) }
     }
 
+    /// Declared stores that handle the action type but cannot run it: they wait, directly or not, for a store no
+    /// worker hosts. Their outcome is `skipped` (they never apply it), with the reason, so that a dispatch they miss
+    /// does not read as a success.
+    func notReadyOutcomes(for actionType: String) -> [Outcome] {
+        membership.storesInOrder.compactMap { store in
+            let name = store.declaration.name
+            guard !membership.graph.contains(name), store.handles(actionType) else { return nil }
+            let missing = membership.undeclaredDependencies(of: name).map { "`\($0)`" }.joined(separator: ", ")
+            return Outcome(
+                store: name, worker: "", status: .skipped,
+                message: "not ready: it waits for \(missing), which no worker hosts; start a worker that hosts it, or correct the "
+                    + "store's dependencies", digest: 0)
+        }
+    }
+
+    /// Why no store runs an action of this type, for a refusal or a BATCH_RESULT failure.
+    func unhandledReason(for actionType: String) -> String {
+        let notReady = notReadyOutcomes(for: actionType)
+        guard notReady.isEmpty else {
+            return "no store can run `\(actionType)`: " + notReady.map { "store `\($0.store)` is \($0.message)" }.joined(separator: "; ")
+        }
+        return "no store on the bus handles action type `\(actionType)`; check its name, or start a worker with a store that handles it"
+    }
+
     /// A plan with the live replicas each store waits for: none for a store that has none now.
     func participants(in plan: [PlanStep]) -> (plan: [PlanStep], awaiting: [String: Set<String>]) {
         var awaiting: [String: Set<String>] = [:]

@@ -61,6 +61,11 @@ extension CoordinatorEngine {
             case .notWaiting: break
             }
         }
+        if configuration.refuseUnhandled,
+            let (index, action) = actions.enumerated().first(where: { plan(for: $0.element.actionType).isEmpty }) {
+            return refuse(.unhandled, (isBatch ? "action \(index + 1) of the batch: " : "") + unhandledReason(for: action.actionType)
+                + "; nothing was dispatched (this coordinator runs with --refuse-unhandled)")
+        }
         guard queue.hasRoom(for: actions.count) else {
             return refuse(.busy, "the bus is busy: \(queue.actionCount) actions are queued (limit \(queue.limit)); retry later")
         }

@@ -204,6 +204,20 @@ struct Membership {
         return declaration.dependsOn.filter { !graph.contains($0) }
     }
 
+    /// The names a store waits for, directly or through stores that wait themselves, that no worker declares: why
+    /// an inactive store is not ready.
+    func undeclaredDependencies(of store: String) -> [String] {
+        var missing: [String] = []
+        var seen: Set<String> = [store]
+        var pending = [store]
+        while let name = pending.popLast() {
+            for dependency in stores[name]?.declaration.dependsOn ?? [] where seen.insert(dependency).inserted {
+                if stores[dependency] == nil { missing.append(dependency) } else if !graph.contains(dependency) { pending.append(dependency) }
+            }
+        }
+        return missing.sorted()
+    }
+
     // MARK: - The graph
 
     /// Stores nobody hosts any more are forgotten, unless another store's declaration still names them.

@@ -88,6 +88,9 @@ extension Message {
             public static let timeout = Code(rawValue: 8)
             /// 9: the request id was used before for other actions or another payload.
             public static let requestIDReused = Code(rawValue: 9)
+            /// 10: no store can run the action (none handles its type, or those that do wait for a store nobody
+            /// hosts); sent only by a coordinator that refuses such dispatches.
+            public static let unhandled = Code(rawValue: 10)
 
             /// The code's name, such as `busy`, or its number when unknown.
             public var description: String {
@@ -101,6 +104,7 @@ extension Message {
                 case 7: "internal"
                 case 8: "timeout"
                 case 9: "request id reused"
+                case 10: "unhandled"
                 default: "code \(rawValue)"
                 }
             }

@@ -4,7 +4,7 @@ import FluxBusProtocol
 
 /// How the CLI shows a dispatch's result: a short text table, or the JSON object scripts rely on.
 public enum ResultView {
-    /// `dispatch --json`: `seq`, `status` (`ok`, `failed` or `unknown`), `stores` (name → `status`, `replicas` that
+    /// `dispatch --json`: `seq`, `status` (`ok`, `failed`, `unknown` or `unhandled`), `stores` (name → `status`, `replicas` that
     /// answered, how many `applied` it, how many are `unknown`, `error`), `elapsedMicros`, and every replica's outcome
     /// under `outcomes`.
     public struct JSON: Codable, Sendable, Hashable {
