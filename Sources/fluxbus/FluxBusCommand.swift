@@ -18,7 +18,7 @@ struct FluxBusCommand: AsyncParsableCommand {
 
             Exit codes:
               0  done
-              1  the dispatch completed, but a store failed or was skipped
+              1  the dispatch completed, but a store failed or was skipped, or no store handled it
               2  usage: a bad argument or configuration
               3  unreachable or timed out, or the coordinator stopped with the outcome unknown
               4  refused: busy, unauthorized, invalid graph, a request id reused for another request
