@@ -78,7 +78,7 @@ struct BatchAcrossProcessesTests {
         for index in 1...500 { expected[KVHistory.key(index)] = .number(Double(index)) }
         let result = try await client.dispatch("kv.set", json: #"{"key":"probe","value":0}"#)
         expected["probe"] = .number(0)
-        let digest = StateDigest.fnv1a64(try JSONCoding.encode(expected))
+        let digest = KVState(expected).stateDigest
         #expect(result.sequence == 801 && result.outcomes.count == 2 && result.outcomes.allSatisfy { $0.status == .ok && $0.digest == digest },
                 "#\(result.sequence): \(result.outcomes)")
         await client.close()

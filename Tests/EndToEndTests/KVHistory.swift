@@ -45,8 +45,8 @@ struct KVHistory {
         return result
     }
 
-    /// The digest of ``state``, as a replica holding it reports it.
-    var digest: UInt64 { StateDigest.fnv1a64((try? JSONCoding.encode(state)) ?? []) }
+    /// The digest of ``state``, as a replica holding it reports it: kv's map digest (PROTOCOL.md, Appendix A).
+    var digest: UInt64 { KVState(state).stateDigest }
 
     /// Waits until `replicas` replicas of `kv` are live and report the digest of ``state``. A replica that caught up
     /// by replay reports its digest only with its next acknowledgement, so probes (`kv.set {"key":"probe"}`, part of

@@ -251,7 +251,7 @@ struct KilledCoordinatorTests {
     static func probeUntilEqual(_ expected: [String: JSONValue], replicas: Int, client: BusClient, cluster: Cluster) async throws -> UInt64 {
         var state = expected
         state["probe"] = .number(0)
-        let digest = StateDigest.fnv1a64(try JSONCoding.encode(state))
+        let digest = KVState(state).stateDigest
         let deadline = ContinuousClock.now.advanced(by: .seconds(20))
         var probes = 0
         while ContinuousClock.now < deadline {
