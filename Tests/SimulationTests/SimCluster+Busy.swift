@@ -17,6 +17,7 @@ extension SimCluster {
         let until = now + micros
         workers[index].stalledUntil = max(workers[index].stalledUntil, until)
         workers[index].busyUntil = until
+        busyPeriods += 1
         checker.note("fault: w\(index + 1) busy in a handler until \(until)")
         let incarnation = workers[index].incarnation
         // The guard beats once the worker has missed its tick by half an interval, then every interval.
@@ -40,6 +41,7 @@ extension SimCluster {
     func abandonBusyWorker(_ index: Int, incarnation: Int) {
         guard let engine = workers[index].engine, incarnation == workers[index].incarnation, workers[index].busyUntil > now
         else { return }
+        busyStops += 1
         checker.note("fault: w\(index + 1) stopped while busy; its guard says GOODBYE and it exits")
         if engine.session.hasSaidHello, !workers[index].partitioned {
             let goodbye = codec.encode(.goodbye(.init(reason: "shutting down; a handler was still running")))

@@ -55,6 +55,9 @@ final class SimCluster {
     var damagedLogBackup: SimulatedDisk.Contents?
     /// How often a restarted coordinator refused its damaged log.
     var logRefusals = 0
+    /// Busy handlers injected, and how many of them ended in a stop (the guard's GOODBYE).
+    var busyPeriods = 0
+    var busyStops = 0
     var faults: FaultPlan
     let checker: SimChecker
     private(set) var now: Int64 = 0

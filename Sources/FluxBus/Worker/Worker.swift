@@ -11,8 +11,8 @@ import ZeroMQ
 /// A handler still running ``abandonGrace`` after the stop began is not waited for: the worker says goodbye without
 /// acknowledging it (its outcome on this worker stays `unknown`, and a restart replays it from the checkpoint, which
 /// never includes it), and ``run()`` returns while the handler's thread is left to finish unseen.
-/// Heartbeats go on while a handler runs (see ``LivenessGuard``): a slow handler is judged by the coordinator's
-/// acknowledgement deadline, not by the heartbeat's.
+/// Heartbeats go on while a handler runs, sent by a guard thread of the worker's: a slow handler is judged by the
+/// coordinator's acknowledgement deadline (`--ack-timeout`), not by the heartbeat's.
 /// If the coordinator refuses the worker (a cycle, a topology conflict, a version mismatch), ``run()`` throws a
 /// ``BusError`` with the coordinator's reason.
 ///
