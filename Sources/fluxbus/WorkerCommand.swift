@@ -15,8 +15,8 @@ struct WorkerCommand: AsyncParsableCommand {
               country  country-update {"country":C}
               city     waits for country; picks the country's default city; also city-update {"city":X}
               price    waits for city; prices the destination
-              sleep    a probe: sleep.for {"ms":N} blocks this worker for N ms (at most 600000), as a slow
-                       handler does; state {"sleeps":N,"ms":M}
+              sleep    a probe for slow handlers: sleep.for {"ms":N} blocks the worker
+                       N ms (at most 600000); state {"sleeps":N,"ms":M}
             after= replaces the kind's own dependencies; handles= limits it to some of its action types.
 
             SIGTERM or SIGINT finishes the dispatch in hand, says goodbye, and exits 0. If the coordinator refuses \
