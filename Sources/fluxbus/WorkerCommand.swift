@@ -15,10 +15,19 @@ struct WorkerCommand: AsyncParsableCommand {
               country  country-update {"country":C}
               city     waits for country; picks the country's default city; also city-update {"city":X}
               price    waits for city; prices the destination
+              sleep    a probe for slow handlers: sleep.for {"ms":N} blocks the worker
+                       N ms (at most 600000); state {"sleeps":N,"ms":M}
             after= replaces the kind's own dependencies; handles= limits it to some of its action types.
 
             SIGTERM or SIGINT finishes the dispatch in hand, says goodbye, and exits 0. If the coordinator refuses \
             the worker (a cycle, a topology conflict, a version mismatch) it prints why and exits 4.
+
+            A slow handler does not make the worker look dead: it keeps heartbeating while the handler runs, and \
+            the coordinator judges the dispatch by its --ack-timeout (past it, the outcome on this worker is \
+            unknown until the handler returns and its ACK fills it in). A SIGTERM that finds a handler still \
+            running after 2 s does not wait for it: the worker says goodbye without acknowledging it and exits 0; \
+            the dispatch's outcome on this worker stays unknown, and a restart replays it (from the checkpoint, \
+            with --data-dir). The sleep kind shows this: fluxbus dispatch sleep.for '{"ms":10000}'.
 
             With --data-dir, the worker keeps a checkpoint (DIR/ID.checkpoint: its stores' states, the last \
             sequence applied, its recent acknowledgements), rewritten every --checkpoint-ms when something changed \

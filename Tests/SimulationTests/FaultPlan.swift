@@ -28,6 +28,13 @@ struct FaultPlan: CustomStringConvertible {
     /// restores it and the coordinator starts. Drawn from a generator of its own (``SimCluster``), so that it leaves
     /// every other fault of a seed as it was.
     var logDamage = 0.0
+    /// Per second: chance that a worker is busy inside a handler for 0.1–8 s (past the 5 s ack deadline, or not):
+    /// it handles nothing meanwhile, but its guard heartbeats for it. Drawn from a generator of its own, like
+    /// ``logDamage``.
+    var busyRate = 0.0
+    /// Chance that a busy period longer than the stop grace sees a SIGTERM: after the grace the guard says GOODBYE
+    /// for the worker, which exits without performing what the handler's input caused, and restarts.
+    var stopWhileBusy = 0.0
 
     /// No fault at all. (Not `none`: as an argument of type `FaultPlan?` that would mean nil, a random plan.)
     static let nothing = FaultPlan()
@@ -55,6 +62,7 @@ struct FaultPlan: CustomStringConvertible {
         return "publishLoss \(percent(publishLoss)), latency \(latency.lowerBound)…\(latency.upperBound) µs, "
             + "partitions \(partitionRate)/s, worker crashes \(workerCrashRate)/s (checkpoint kept \(percent(keepsCheckpoint))), "
             + "coordinator crashes \(coordinatorCrashRate)/s, stalls \(stallRate)/s, flush failures \(percent(flushFailure)), "
-            + "coordinator stalls \(coordinatorStallRate)/s, log damage \(percent(logDamage)) of coordinator crashes"
+            + "coordinator stalls \(coordinatorStallRate)/s, log damage \(percent(logDamage)) of coordinator crashes, "
+            + "busy handlers \(busyRate)/s (stopped while busy \(percent(stopWhileBusy)))"
     }
 }

@@ -28,6 +28,8 @@ final class SimChecker {
     /// Results clients received: sequence → action id; and each answered request's result.
     private(set) var acknowledged: [UInt64: UInt32] = [:]
     private(set) var answers: [String: (sequence: UInt64, outcomes: [Outcome])] = [:]
+    /// Every answer to a single DISPATCH, in order, by request id: a request asked again shows how its outcomes moved.
+    private(set) var answerHistory: [String: [[Outcome]]] = [:]
     /// Sequence → the epochs it was published under: more than one when a restarted coordinator dispatched it again.
     private(set) var publishedEpochs: [UInt64: Set<UInt64>] = [:]
     private var truth = OutcomeTruth()
@@ -127,6 +129,7 @@ final class SimChecker {
         }
         acknowledged[sequence] = id
         answers[request.requestID] = (sequence, outcomes)
+        answerHistory[request.requestID, default: []].append(outcomes)
         checkLedgerOutcomes(outcomes.map { (sequence, $0) }, of: request)
         if let lie = truth.told(request.requestID, sequence: sequence, outcomes: outcomes, planned: planned[sequence] ?? []) {
             fail(lie)

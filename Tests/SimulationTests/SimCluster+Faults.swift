@@ -30,6 +30,7 @@ extension SimCluster {
         if happens(faults.coordinatorStallRate), coordinator != nil, coordinatorStalledUntil <= now {
             stallCoordinator(for: Int64.random(in: 200_000...3_000_000, using: &random))
         }
+        injectBusyHandler()
     }
 
     /// Clients that do not ask again about unknown outcomes, for scenarios that count each client's sends.
@@ -44,6 +45,7 @@ extension SimCluster {
         workers[index].subscribed = false
         workers[index].subscriptionReady = false
         workers[index].stalledUntil = 0
+        workers[index].busyUntil = 0
     }
 
     /// The coordinator handles nothing for `micros`: its input waits, in order, as a stopped process's sockets hold it.

@@ -19,11 +19,15 @@ final class SimCluster {
         case healPartition(Int)
         case clientWake(Int)
         case chaos
+        /// The guard of a worker busy in a handler heartbeats for it; it says GOODBYE for it on a stop.
+        case guardBeat(Int, incarnation: Int)
+        case abandon(Int, incarnation: Int)
     }
 
     /// Who sent a message to the coordinator, and the connection's generation when it was sent: a message sent over
     /// a connection that has since broken (a crash, a partition) is lost.
-    enum Link { case worker(Int, generation: Int), client(Int, generation: Int) }
+    /// `leaving`: a worker's GOODBYE sent as it exits, which arrives although the process is gone.
+    enum Link { case worker(Int, generation: Int), client(Int, generation: Int), leaving }
 
     struct WorkerNode {
         let id: String
@@ -35,6 +39,8 @@ final class SimCluster {
         var subscriptionReady = false
         var partitioned = false
         var stalledUntil: Int64 = 0
+        /// Until when it is busy in a handler (also ``stalledUntil``), its guard heartbeating for it.
+        var busyUntil: Int64 = 0
         var checkpoint: Checkpoint?
         var routingID: [UInt8] { Array(id.utf8) }
     }
@@ -43,10 +49,15 @@ final class SimCluster {
     var random: SplitMix64
     /// Draws for log damage only, so that a seed's other faults stay as they were without it.
     var damageRandom: SplitMix64
+    /// Draws for busy handlers only, for the same reason.
+    var busyRandom: SplitMix64
     /// The log as it was before a damage fault, for the operator's restore after the refusal.
     var damagedLogBackup: SimulatedDisk.Contents?
     /// How often a restarted coordinator refused its damaged log.
     var logRefusals = 0
+    /// Busy handlers injected, and how many of them ended in a stop (the guard's GOODBYE).
+    var busyPeriods = 0
+    var busyStops = 0
     var faults: FaultPlan
     let checker: SimChecker
     private(set) var now: Int64 = 0
@@ -83,6 +94,11 @@ final class SimCluster {
         damageRandom = SplitMix64(seed: seed ^ 0x10C_DA4A)
         if faults == nil, Bool.random(using: &damageRandom) {
             self.faults.logDamage = Double.random(in: 0.3...1, using: &damageRandom)
+        }
+        busyRandom = SplitMix64(seed: seed ^ 0xB05E_4A4D)
+        if faults == nil, Bool.random(using: &busyRandom) {
+            self.faults.busyRate = Double.random(in: 0.05...0.4, using: &busyRandom)
+            self.faults.stopWhileBusy = Double.random(in: 0...0.5, using: &busyRandom)
         }
         checker = SimChecker()
         var configuration = CoordinatorConfiguration(
@@ -130,6 +146,7 @@ final class SimCluster {
         for index in workers.indices {
             workers[index].partitioned = false
             workers[index].stalledUntil = min(workers[index].stalledUntil, now)
+            workers[index].busyUntil = min(workers[index].busyUntil, now)
             if workers[index].engine == nil, !retired.contains(index) { agenda.schedule(.workerRestart(index), at: now + 1_000) }
         }
     }
@@ -204,6 +221,10 @@ final class SimCluster {
         case .chaos:
             if faultsOn { injectFaults() }
             agenda.schedule(.chaos, at: now + 100_000)
+        case .guardBeat(let index, let incarnation):
+            beatForBusyWorker(index, incarnation: incarnation)
+        case .abandon(let index, let incarnation):
+            abandonBusyWorker(index, incarnation: incarnation)
         }
     }
 
@@ -228,6 +249,7 @@ final class SimCluster {
         case .worker(let index, let generation):
             workers[index].engine != nil && generation == workers[index].generation && !workers[index].partitioned
         case .client(let index, let generation): generation == clients[index].generation
+        case .leaving: true
         }
     }
 

@@ -11,6 +11,8 @@ struct SimulationRun {
     let seed: UInt64
     let faults: FaultPlan
     let steps: Int
+    /// Busy handlers injected, and those that ended in a stop.
+    let busy: (periods: Int, stops: Int)
     let violation: String?
     let recentSteps: [String]
     /// Everything a replay must reproduce exactly.
@@ -37,6 +39,7 @@ struct SimulationRun {
         }
         self.seed = seed
         steps = cluster.steps
+        busy = (cluster.busyPeriods, cluster.busyStops)
         violation = cluster.checker.violation
         recentSteps = violation == nil ? [] : cluster.checker.recentSteps
         fingerprint = [UInt64(cluster.steps), UInt64(cluster.now)]

@@ -20,15 +20,18 @@ struct SimulationTests {
     func invariantsHold() {
         let started = ContinuousClock.now
         var steps = 0
+        var busy = (periods: 0, stops: 0)
         var failures: [String] = []
         for seed in Self.seeds {
             let run = SimulationRun(seed: seed)
             steps += run.steps
+            busy = (busy.periods + run.busy.periods, busy.stops + run.busy.stops)
             if run.violation != nil { failures.append(run.report) }
         }
         let elapsed = (ContinuousClock.now - started).components
         let seconds = max(Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18, 0.001)
-        print("simulation: \(Self.seeds.count) seeds, \(steps) steps, \(Int(Double(steps) / seconds)) steps/s, \(failures.count) failed")
+        print("simulation: \(Self.seeds.count) seeds, \(steps) steps, \(Int(Double(steps) / seconds)) steps/s, "
+            + "\(busy.periods) busy handlers (\(busy.stops) stopped while busy), \(failures.count) failed")
         #expect(failures.isEmpty, "\(failures.count) seeds failed:\n\(failures.joined(separator: "\n\n"))")
         if ProcessInfo.processInfo.environment["FLUXBUS_SIM_SEED"] == nil, ProcessInfo.processInfo.environment["FLUXBUS_SIM_SEEDS"] == nil {
             #expect(steps >= 1_000_000, "the fixed set must run at least 1,000,000 simulated steps, ran \(steps)")

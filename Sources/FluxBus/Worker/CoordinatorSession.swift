@@ -83,6 +83,9 @@ struct CoordinatorSession {
     /// A well-formed message arrived from the coordinator.
     mutating func heard(at now: MonotonicTime) { lastHeard = now }
 
+    /// Counts the coordinator's silence from `now`: this worker itself did not run before it.
+    mutating func forgiveSilence(until now: MonotonicTime) { lastHeard = max(lastHeard, now) }
+
     /// How long the coordinator has been silent, if past the deadline. The silence then starts over, so that the
     /// HELLO that follows gets a whole deadline before the next one.
     mutating func silenceBeyondDeadline(at now: MonotonicTime) -> Duration? {

@@ -8,6 +8,11 @@ import ZeroMQ
 /// that names them, and acknowledges each.
 ///
 /// As a ServiceLifecycle `Service`, a SIGTERM or SIGINT finishes the dispatch in hand, says goodbye, and returns.
+/// A handler still running ``abandonGrace`` after the stop began is not waited for: the worker says goodbye without
+/// acknowledging it (its outcome on this worker stays `unknown`, and a restart replays it from the checkpoint, which
+/// never includes it), and ``run()`` returns while the handler's thread is left to finish unseen.
+/// Heartbeats go on while a handler runs, sent by a guard thread of the worker's: a slow handler is judged by the
+/// coordinator's acknowledgement deadline (`--ack-timeout`), not by the heartbeat's.
 /// If the coordinator refuses the worker (a cycle, a topology conflict, a version mismatch), ``run()`` throws a
 /// ``BusError`` with the coordinator's reason.
 ///
@@ -22,7 +27,13 @@ public final class Worker: Service, Sendable {
     private let eventStream: AsyncStream<WorkerEvent>
     private let eventContinuation: AsyncStream<WorkerEvent>.Continuation
     /// Where ``stop()`` finds the running engine.
-    private let running = Mutex<IOLoopBound<WorkerShell>?>(nil)
+    private let running = Mutex<Running?>(nil)
+
+    /// The engine's shell on its I/O thread, and the guard that watches that thread.
+    private struct Running: Sendable {
+        let shell: IOLoopBound<WorkerShell>
+        let liveness: LivenessGuard
+    }
 
     /// Creates a worker.
     /// - Parameters:
@@ -40,14 +51,18 @@ public final class Worker: Service, Sendable {
     /// How long a graceful stop waits for the dispatch in hand before the worker stops anyway.
     public static let shutdownDeadline = Duration.seconds(10)
 
+    /// How long a graceful stop waits for a handler that is running before the worker says goodbye without it.
+    public static let abandonGrace = Duration.seconds(2)
+
     /// What the worker reports as it runs. One consumer.
     public var events: AsyncStream<WorkerEvent> { eventStream }
 
-    /// Stops the worker gracefully, as SIGTERM does under a `ServiceGroup`: it finishes the dispatch in hand, says
-    /// goodbye, and ``run()`` returns. Does nothing before `run()` has started or after it ended.
+    /// Stops the worker gracefully, as SIGTERM does under a `ServiceGroup`: it finishes the dispatch in hand (or
+    /// gives up on a handler still running after ``abandonGrace``), says goodbye, and ``run()`` returns. Does nothing
+    /// before `run()` has started or after it ended.
     public func stop() {
         guard let engine = running.withLock({ $0 }) else { return }
-        engine.loop.execute { _ in engine.value.handle(.shutdown) }
+        Self.beginStop(engine)
     }
 
     /// Joins and serves until graceful shutdown, cancellation, or refusal.
@@ -55,7 +70,10 @@ public final class Worker: Service, Sendable {
     public func run() async throws {
         try configuration.validate()
         let context = try self.context ?? ZMQContext()
-        defer { if self.context == nil { context.shutdown() } }
+        // Abandoned, the I/O thread is still inside a handler with its sockets open: shutting the context down could
+        // cut the GOODBYE short, and nothing may wait for that thread. The context goes when its last socket does.
+        var abandoned = false
+        defer { if self.context == nil, !abandoned { context.shutdown() } }
         let loop = try IOLoop(context: context, name: "fluxbus-worker") { [logger] error in
             logger.error("worker I/O error: \(error)")
         }
@@ -63,7 +81,7 @@ public final class Worker: Service, Sendable {
         let stopped = OneShot<BusError?>()
         let configuration = self.configuration
         let (logger, events) = (self.logger, eventContinuation)
-        let engine: IOLoopBound<WorkerShell>
+        let engine: Running
         do {
             engine = try await loop.run { scope in
                 let journal = try configuration.journalPath.map(Journal.init(path:))
@@ -83,21 +101,31 @@ public final class Worker: Service, Sendable {
                     if let checkpoint = try file.load() { try engine.resume(from: checkpoint, file: file) }
                     checkpointFile = file
                 }
+                let liveness = LivenessGuard(
+                    dealer: dealer,
+                    standing: .init(epoch: 0, applied: engine.lastApplied, mayHeartbeat: false, heartbeat: engine.heartbeatInterval),
+                    grace: Worker.abandonGrace, logger: logger, now: SystemClock.now,
+                    onAbandon: { stopped.finish(.success(nil)) })
                 let shell = WorkerShell(
-                    engine: engine, scope: scope, dealer: dealer, configuration: configuration,
+                    engine: engine, liveness: liveness, scope: scope, dealer: dealer, configuration: configuration,
                     checkpointFile: checkpointFile, journal: journal, events: events, logger: logger,
                     onStop: { error in stopped.finish(.success(error)) })
                 if checkpointFile != nil {
                     scope.schedule(every: configuration.checkpointInterval) { shell.handle(.checkpointDue) }
                 }
-                try HandshakeWatch.watch(dealer, in: scope, endpoint: configuration.coordinator) { reason in
-                    shell.handle(.handshakeFailed(reason: reason))
+                do {
+                    try HandshakeWatch.watch(dealer, in: scope, endpoint: configuration.coordinator) { reason in
+                        shell.handle(.handshakeFailed(reason: reason))
+                    }
+                    try dealer.connect(configuration.coordinator)
+                } catch {
+                    liveness.finish()
+                    throw error
                 }
-                try dealer.connect(configuration.coordinator)
                 scope.add(dealer) { socket in try shell.drain(socket, fromSubscriber: false) }
                 Self.scheduleTicks(for: shell, in: scope)
                 shell.handle(.start)
-                return IOLoopBound(shell, scope: scope)
+                return Running(shell: IOLoopBound(shell, scope: scope), liveness: liveness)
             }
         } catch {
             await loop.shutdown()
@@ -106,6 +134,8 @@ public final class Worker: Service, Sendable {
         }
         running.withLock { $0 = engine }
         defer { running.withLock { $0 = nil } }
+        let liveness = engine.liveness
+        defer { liveness.finish() }
         logger.info("worker started", metadata: [
             "worker": "\(configuration.id)", "coordinator": "\(configuration.coordinator)",
             "stores": "\(configuration.stores.map(\.effectiveName).joined(separator: ","))",
@@ -116,22 +146,35 @@ public final class Worker: Service, Sendable {
             outcome = try await withGracefulShutdownHandler {
                 try await stopped.value()
             } onGracefulShutdown: {
-                loop.execute { scope in
-                    engine.value.handle(.shutdown)
-                    // A dispatch in hand may wait for a RELEASE from a coordinator that is gone: do not wait for ever.
-                    scope.schedule(after: Worker.shutdownDeadline) {
-                        engine.value.handle(.shutdownOverdue(reason: "the dispatch in hand did not finish within \(Worker.shutdownDeadline)"))
-                    }
-                }
+                Self.beginStop(engine)
             }
         } catch {
-            // Cancelled: stop at once, without waiting for the dispatch in hand.
-            await loop.shutdown()
+            // Cancelled: stop at once, without waiting for the dispatch in hand (nor for a handler that runs).
+            if !liveness.isAbandoned { await loop.shutdown() }
             throw error
+        }
+        abandoned = liveness.isAbandoned
+        if abandoned {
+            logger.warning("worker stopped without waiting for the handler in hand", metadata: ["worker": "\(configuration.id)"])
+            return
         }
         await loop.shutdown()
         if let outcome { throw outcome }
         logger.info("worker stopped", metadata: ["worker": "\(configuration.id)"])
+    }
+
+    /// A graceful stop: the engine finishes the dispatch in hand and says goodbye; the guard watches that the I/O
+    /// thread comes back from a handler in time to do so.
+    private static func beginStop(_ running: Running) {
+        let shell = running.shell
+        shell.loop.execute { scope in
+            shell.value.handle(.shutdown)
+            // A dispatch in hand may wait for a RELEASE from a coordinator that is gone: do not wait for ever.
+            scope.schedule(after: Worker.shutdownDeadline) {
+                shell.value.handle(.shutdownOverdue(reason: "the dispatch in hand did not finish within \(Worker.shutdownDeadline)"))
+            }
+        }
+        running.liveness.stopAsked(at: SystemClock.now)
     }
 
     /// Ticks at the heartbeat interval, which the coordinator may change in WELCOME. While joining it ticks every

@@ -6,9 +6,9 @@ import Logging
 ///
 /// Inputs go in (``handle(_:at:)``: a message from the coordinator, a timer, a stop), each with the time it happened
 /// at; effects come out (``takeEffects()``: send to the coordinator, subscribe to the stream, write the checkpoint,
-/// report an event, stop). Store handlers run inside it, so a handler that hangs also stops the heartbeats, and the
-/// coordinator notices (liveness comes from application messages). The ``Worker`` shell owns the sockets, the
-/// checkpoint file and the clock.
+/// report an event, stop). Store handlers run inside it, so while one runs the engine cannot tick: the shell's
+/// ``LivenessGuard`` heartbeats for it, and when it comes back it does not count that pause as the coordinator's
+/// silence. The ``Worker`` shell owns the sockets, the checkpoint file and the clock.
 ///
 /// The engine composes owners, each with its own state and rules: ``CoordinatorSession`` (joining, epoch,
 /// liveness), ``CatchUp`` (what is missing, and the FETCHes for it), ``EarlyArrivals`` (ACTIONs and RELEASEs ahead
@@ -85,7 +85,11 @@ final class WorkerEngine {
 
     /// Handles one input at `now`. What it causes waits in ``takeEffects()``.
     func handle(_ input: WorkerInput, at now: MonotonicTime) {
+        let gap = now - self.now
         self.now = max(self.now, now)
+        // The tick comes every heartbeat interval: a gap of more than two means this engine did not run meanwhile (a
+        // long handler, a pause). The coordinator may well have spoken; its silence counts from now.
+        if gap > heartbeatInterval * 2 { resumeAfterPause(gap) }
         switch input {
         case .start: sayHello()
         case .message(let frames, let fromSubscriber): receive(frames, fromSubscriber: fromSubscriber)
@@ -95,6 +99,15 @@ final class WorkerEngine {
         case .shutdownOverdue(let reason): stopNow(reason: reason)
         case .handshakeFailed(let reason): refuse(reason)
         }
+    }
+
+    /// Restarts the coordinator's silence, which this engine could not watch while it did not run, from now.
+    private func resumeAfterPause(_ gap: Duration) {
+        guard phase == .catchingUp || phase == .live else { return }
+        logger.notice("this worker did not run for a while; the coordinator's silence counts from now", metadata: [
+            "pausedMillis": "\(gap.milliseconds)",
+        ])
+        session.forgiveSilence(until: now)
     }
 
     /// What the inputs since the last call caused: events, the subscription and the checkpoint first (a store's

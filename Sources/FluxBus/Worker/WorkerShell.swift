@@ -5,8 +5,14 @@ import ZeroMQ
 /// The worker's I/O: it reads the DEALER and the SUB socket, feeds the engine each message with the time, and carries
 /// the engine's effects out: sends, the subscription, the checkpoint file, the journal and the event stream. It lives
 /// on the worker's I/O thread and is only ever touched there.
+///
+/// Every engine input is marked for the ``LivenessGuard``, which heartbeats while the engine is busy and may abandon
+/// the shell on a graceful stop; an abandoned shell performs nothing more and ends the loop.
 final class WorkerShell {
     let engine: WorkerEngine
+    let liveness: LivenessGuard
+    /// The guard gave up on this thread during a graceful stop: nothing the engine does any more may leave.
+    private var abandoned = false
     private let scope: IOLoopScope
     private let dealer: ZMQSocket
     private var subscriber: ZMQSocket?
@@ -20,11 +26,12 @@ final class WorkerShell {
     private let dropPublishedRate: Double
 
     init(
-        engine: WorkerEngine, scope: IOLoopScope, dealer: ZMQSocket, configuration: WorkerConfiguration,
+        engine: WorkerEngine, liveness: LivenessGuard, scope: IOLoopScope, dealer: ZMQSocket, configuration: WorkerConfiguration,
         checkpointFile: CheckpointFile?, journal: Journal?, events: AsyncStream<WorkerEvent>.Continuation, logger: Logger,
         onStop: @escaping (BusError?) -> Void
     ) {
         self.engine = engine
+        self.liveness = liveness
         self.scope = scope
         self.dealer = dealer
         self.security = configuration.security
@@ -39,20 +46,41 @@ final class WorkerShell {
 
     /// Hands one input to the engine, then carries out what it caused.
     func handle(_ input: WorkerInput) {
-        engine.handle(input, at: SystemClock.now)
+        guard !abandoned, run(input) != .abandoned else { return }
         perform(engine.takeEffects())
     }
 
     /// Handles everything waiting on a socket; what that causes (ACKs, above all) goes out together at the end, or
-    /// every 512 messages in a long burst.
+    /// every 512 messages in a long burst. A graceful stop ends the burst early, so that the loop runs the stop.
     func drain(_ socket: ZMQSocket, fromSubscriber: Bool) throws {
-        defer { perform(engine.takeEffects()) }
+        guard !abandoned else { return }
+        defer { if !abandoned { perform(engine.takeEffects()) } }
         while let frames = try socket.tryReceive() {
             if fromSubscriber, dropPublishedRate > 0, Double.random(in: 0..<1) < dropPublishedRate { continue }
-            engine.handle(.message(frames, fromSubscriber: fromSubscriber), at: SystemClock.now)
-            if engine.phase == .stopped { return }
+            let verdict = run(.message(frames, fromSubscriber: fromSubscriber))
+            if verdict == .abandoned || engine.phase == .stopped || (verdict == .stopAsked && !engine.stopping) { return }
             if engine.heldMessages >= 512 { perform(engine.takeEffects()) }
         }
+    }
+
+    /// Runs one input through the engine, marked for the guard, at the time it starts.
+    private func run(_ input: WorkerInput) -> LivenessGuard.Verdict {
+        let now = SystemClock.now
+        let phase = engine.phase
+        let ticking = if case .tick = input { true } else { false }
+        liveness.enter(at: now, standing: .init(
+            epoch: engine.epoch, applied: engine.lastApplied, mayHeartbeat: phase == .live || phase == .catchingUp,
+            heartbeat: engine.heartbeatInterval), ticking: ticking)
+        engine.handle(input, at: now)
+        let verdict = liveness.leave()
+        if verdict == .abandoned {
+            // The guard said GOODBYE for this worker, and its run() has returned: drop what the engine did (an ACK,
+            // a checkpoint whose states may not match its sequence), and end the loop.
+            abandoned = true
+            _ = engine.takeEffects()
+            scope.stop()
+        }
+        return verdict
     }
 
     private func perform(_ effects: [WorkerEffect]) {
@@ -69,8 +97,7 @@ final class WorkerShell {
                     try subscribe(to: endpoint)
                 } catch {
                     logger.error("cannot subscribe to the publish endpoint", metadata: ["publish": "\(endpoint)", "error": "\(error)"])
-                    engine.handle(.handshakeFailed(reason: "cannot subscribe to \(endpoint): \(error)"), at: SystemClock.now)
-                    perform(engine.takeEffects())
+                    handle(.handshakeFailed(reason: "cannot subscribe to \(endpoint): \(error)"))
                 }
             case .writeCheckpoint(let checkpoint):
                 guard let file = checkpointFile else { continue }

@@ -10,6 +10,7 @@ public enum StoreKind {
         ("country", CountryStore.self),
         ("city", CityStore.self),
         ("price", PriceStore.self),
+        ("sleep", SleepStore.self),
     ]
 
     /// The store type of a built-in kind, or nil.
