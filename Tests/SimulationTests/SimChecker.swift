@@ -128,6 +128,10 @@ final class SimChecker {
             return fail("client was told request \(request.requestID) is #\(sequence), but #\(sequence) is action \(order[sequence].map(String.init) ?? "none")")
         }
         acknowledged[sequence] = id
+        let replicas = outcomes.filter { !$0.worker.isEmpty }.map { "\($0.store)@\($0.worker)" }
+        guard Set(replicas).count == replicas.count else {
+            return fail("request \(request.requestID) was answered with a replica listed twice: \(replicas.sorted())")
+        }
         answers[request.requestID] = (sequence, outcomes)
         answerHistory[request.requestID, default: []].append(outcomes)
         checkLedgerOutcomes(outcomes.map { (sequence, $0) }, of: request)

@@ -56,7 +56,7 @@ extension CoordinatorEngine {
     /// what the replica did. The recorded decision stands; only the answer learns.
     func learnLateOutcomes(_ ack: Message.Ack, from worker: String) {
         for result in ack.results {
-            guard let requestID = unknownOutcomes.resolve(sequence: ack.sequence, store: result.store),
+            guard let requestID = unknownOutcomes.resolve(sequence: ack.sequence, store: result.store, worker: worker),
                 let logged = unflushedResults[requestID] ?? (try? log.request(requestID)) ?? nil,
                 let recorded = logged.answer
             else { continue }

@@ -5,12 +5,14 @@ import FluxBusProtocol
 /// its result while replaying an entry recorded as unknown). The request id's recorded answer then says so: a client
 /// asking again with the same id learns the outcome.
 struct UnknownOutcomes {
+    /// One unknown entry of an answer: a replica's (`worker`), or the store's "no live replica" (`worker` empty).
     private struct Key: Hashable {
         let sequence: UInt64
         let store: String
+        let worker: String
     }
 
-    /// (sequence, store) → the request id whose answer reports it unknown.
+    /// (sequence, store, worker) → the request id whose answer reports it unknown.
     private var requests: [Key: String] = [:]
     /// Oldest first, to forget the oldest past ``limit``.
     private var order = FIFO<Key>()
@@ -25,17 +27,19 @@ struct UnknownOutcomes {
     /// Remembers the unknown outcomes an answer reports.
     mutating func remember(_ answer: Message, requestID: String) {
         for (sequence, outcome) in Self.outcomes(of: answer) where outcome.status == .unknown {
-            let key = Key(sequence: sequence, store: outcome.store)
+            let key = Key(sequence: sequence, store: outcome.store, worker: outcome.worker)
             guard requests.updateValue(requestID, forKey: key) == nil else { continue }
             order.push(key)
         }
         while requests.count > limit, let oldest = order.pop() { requests[oldest] = nil }
     }
 
-    /// The request id whose answer reports `store` unknown for `sequence`, forgetting it: the first replica to report
-    /// tells the outcome.
-    mutating func resolve(sequence: UInt64, store: String) -> String? {
-        requests.removeValue(forKey: Key(sequence: sequence, store: store))
+    /// The request id whose answer reports `worker`'s replica of `store` unknown for `sequence`, or the store
+    /// unknown for want of a live replica (which any replica's report tells), forgetting it. A replica whose outcome
+    /// the answer already holds resolves nothing: its report must not stand in for another replica's.
+    mutating func resolve(sequence: UInt64, store: String, worker: String) -> String? {
+        requests.removeValue(forKey: Key(sequence: sequence, store: store, worker: worker))
+            ?? requests.removeValue(forKey: Key(sequence: sequence, store: store, worker: ""))
     }
 
     /// Every (sequence, outcome) an answer reports.
@@ -56,7 +60,8 @@ extension Message {
             var result = outcomes
             let index = result.firstIndex { $0.store == known.store && $0.status == .unknown && $0.worker == known.worker }
                 ?? result.firstIndex { $0.store == known.store && $0.status == .unknown && $0.worker.isEmpty }
-            if let index { result[index] = known } else { result.append(known) }
+            // Only an unknown entry is replaced: a replica already reported is never listed twice.
+            if let index { result[index] = known }
             return result
         }
         switch self {
