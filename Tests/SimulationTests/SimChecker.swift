@@ -227,6 +227,9 @@ final class SimChecker {
 
     func checkAfterStep() {
         guard violation == nil else { return }
+        if let half = cluster.disk.incompleteSnapshotsRecorded.first {
+            return fail("the log recorded the snapshot \(half) before all its chunks were written and checked")
+        }
         for node in cluster.workers {
             guard let engine = node.engine else { continue }
             check(node.id, engine, SimLedger.self, model: ledgerModel, counts: \.ledgerCount)
@@ -290,6 +293,10 @@ final class SimChecker {
         case .heartbeat(let beat): "HEARTBEAT #\(beat.sequence)"
         case .result(let result): "RESULT #\(result.sequence) \(result.requestID)"
         case .dispatch(let dispatch): "DISPATCH \(dispatch.requestID)"
+        case .snapshot(let snapshot): "SNAPSHOT \(snapshot.store)#\(snapshot.sequence) \(snapshot.state.count)/\(snapshot.size)"
+        case .state(let state): "STATE \(state.requestID) \(state.store)#\(state.sequence) \(state.state.count)/\(state.size)"
+        case .pull(let pull): "PULL \(pull.transfer)@\(pull.offset)+\(pull.maxBytes)"
+        case .chunk(let chunk): "CHUNK \(chunk.transfer)@\(chunk.offset)+\(chunk.bytes.count)"
         default: "\(message.command)"
         }
     }

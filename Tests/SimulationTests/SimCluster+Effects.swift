@@ -49,6 +49,10 @@ extension SimCluster {
                 checker.applied(by: workers[index].id, sequence: sequence, store: store, status: status)
             case .event:
                 break
+            case .encodeState(let requestID, let copy):
+                // Encoded now, from the copy taken at the request's sequence; handed back later, as from another thread.
+                schedule(.workerEncoded(index, incarnation: workers[index].incarnation, requestID: requestID, EncodedState.encode(copy)),
+                         after: Int64.random(in: 0...30_000, using: &random))
             case .stop(let error):
                 if let error { checker.fail("worker \(workers[index].id) stopped: \(error.message)") }
                 workers[index].engine = nil

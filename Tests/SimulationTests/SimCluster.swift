@@ -15,6 +15,8 @@ final class SimCluster {
         case workerTick(Int, incarnation: Int)
         case workerCheckpoint(Int, incarnation: Int)
         case workerRestart(Int)
+        /// A state a worker's engine asked to have encoded, encoded off its "I/O thread" after a delay.
+        case workerEncoded(Int, incarnation: Int, requestID: String, Result<EncodedState, BusError>)
         case subscriptionUp(Int, incarnation: Int)
         case healPartition(Int)
         case clientWake(Int)
@@ -89,6 +91,8 @@ final class SimCluster {
             controlEndpoint: "sim://control", publishEndpoint: "sim://publish", heartbeatInterval: .milliseconds(100),
             retain: 30, rememberedRequests: 1_000, replayBatch: 50, tickInterval: .milliseconds(20))
         configuration.recoveryGrace = .seconds(3)
+        // Tiny chunks, so that every snapshot and STATE spans many of them and faults land mid-transfer.
+        configuration.transferChunkBytes = Self.chunkBytes
         self.configuration = configuration
         workers = topology.stores.enumerated().map { WorkerNode(id: "w\($0.offset + 1)", stores: $0.element) }
         // Idle clients send only what a scenario gives them (``SimClient/adopt(_:at:cluster:)``).
@@ -100,6 +104,9 @@ final class SimCluster {
         for index in clients.indices { agenda.schedule(.clientWake(index), at: Int64(index) * 1_000 + 50_000) }
         agenda.schedule(.chaos, at: 100_000)
     }
+
+    /// The simulated transfers' chunk size, in bytes: a ledger of 100 ids spans about 30 chunks.
+    static let chunkBytes = 16
 
     // MARK: - Running
 
@@ -189,6 +196,11 @@ final class SimCluster {
             engine.handle(.checkpointDue, at: time)
             perform(engine.takeEffects(), worker: index)
             agenda.schedule(event, at: now + 1_000_000)
+        case .workerEncoded(let index, let incarnation, let requestID, let result):
+            guard let engine = workers[index].engine, incarnation == workers[index].incarnation else { return }
+            if postponedByStall(event, worker: index) { return }
+            engine.handle(.stateEncoded(requestID: requestID, result), at: time)
+            perform(engine.takeEffects(), worker: index)
         case .workerRestart(let index):
             if workers[index].engine == nil, !retired.contains(index) {
                 startWorker(index, withCheckpoint: Double.random(in: 0..<1, using: &random) < faults.keepsCheckpoint)
@@ -284,6 +296,7 @@ final class SimCluster {
             heartbeat: configuration.heartbeatInterval, logger: logger, now: time)
         engine.plantedBug = mutation
         engine.keepsCheckpoint = true
+        engine.transferChunkBytes = Self.chunkBytes
         if withCheckpoint, let checkpoint = node.checkpoint {
             do {
                 try engine.resume(from: checkpoint, file: CheckpointFile(directory: "/simulated", worker: node.id))

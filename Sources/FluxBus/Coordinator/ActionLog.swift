@@ -110,6 +110,13 @@ final class ActionLog: LogStorage {
         var holding: LogContinuity.Holding
         var chainTail: UInt64
         do {
+            // Chunks of snapshots that were being received when the last run stopped: never recorded, never used.
+            try database.write { db in
+                try db.execute(sql: """
+                    DELETE FROM snapshot_chunk WHERE NOT EXISTS
+                    (SELECT 1 FROM snapshot s WHERE s.store = snapshot_chunk.store AND s.sequence = snapshot_chunk.sequence)
+                    """)
+            }
             (recovered, holding, chainTail) = try database.read { db in try self.read(db) }
         } catch {
             throw Self.unreadable(directory, error)
@@ -148,10 +155,10 @@ final class ActionLog: LogStorage {
         }
         try readDecisionsAndPlans(db, into: &recovered)
         recovered.stores = try String.fetchAll(db, sql: "SELECT name FROM store ORDER BY firstSeen, name")
-        for row in try Row.fetchAll(db, sql: "SELECT store, sequence, digest, state, worker FROM snapshot") {
+        for row in try Row.fetchAll(db, sql: "SELECT store, sequence, digest, checksum, size, worker FROM snapshot") {
             let snapshot = LogSnapshot(
                 store: row["store"], sequence: row["sequence"], digest: UInt64(bitPattern: row["digest"]),
-                state: [UInt8](row["state"] as Data), worker: row["worker"])
+                checksum: UInt64(bitPattern: row["checksum"]), size: UInt64(bitPattern: row["size"]), worker: row["worker"])
             snapshots[snapshot.store] = snapshot
         }
         // Completions are recorded in order, so everything up to lastCompleted completed; a gap would mean
@@ -224,9 +231,46 @@ final class ActionLog: LogStorage {
         writes.append(.store(name))
     }
 
+    func beginSnapshot(store: String, sequence: UInt64) { writes.append(.snapshotBegin(store: store, sequence: sequence)) }
+
+    func writeSnapshotChunk(store: String, sequence: UInt64, offset: UInt64, bytes: [UInt8]) {
+        writes.append(.snapshotChunk(store: store, sequence: sequence, offset: offset, bytes: bytes))
+    }
+
     func saveSnapshot(_ snapshot: LogSnapshot) {
         snapshots[snapshot.store] = snapshot
         writes.append(.snapshot(snapshot))
+    }
+
+    func abandonSnapshot(store: String, sequence: UInt64) { writes.append(.snapshotAbandon(store: store, sequence: sequence)) }
+
+    func snapshotBytes(store: String, sequence: UInt64, offset: UInt64, count: Int) throws -> [UInt8]? {
+        guard let snapshot = snapshots[store], snapshot.sequence == sequence else { return nil }
+        guard offset < snapshot.size, count > 0 else { return [] }
+        let end = min(offset + UInt64(count), snapshot.size)
+        return try database.inDatabase { db in
+            // The chunk that holds `offset`, then those up to `end`: both through the primary key.
+            let start = try Int64.fetchOne(db.cachedStatement(sql: """
+                SELECT offset FROM snapshot_chunk WHERE store = ? AND sequence = ? AND offset <= ? ORDER BY offset DESC LIMIT 1
+                """), arguments: [store, sequence, offset]) ?? 0
+            let rows = try Row.fetchAll(db.cachedStatement(sql: """
+                SELECT offset, bytes FROM snapshot_chunk WHERE store = ? AND sequence = ? AND offset >= ? AND offset < ?
+                ORDER BY offset
+                """), arguments: [store, sequence, start, end])
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(Int(end - offset))
+            for row in rows {
+                let chunkStart = UInt64(row["offset"] as Int64)
+                let data = row["bytes"] as Data
+                let from = Int(max(offset, chunkStart) - chunkStart)
+                let to = Int(min(end, chunkStart + UInt64(data.count)) - chunkStart)
+                if from < to { bytes += data[data.startIndex + from..<data.startIndex + to] }
+            }
+            guard bytes.count == Int(end - offset) else {
+                throw LogDamage(detail: "the snapshot of `\(store)` at #\(sequence) lacks bytes \(offset)…\(end)")
+            }
+            return bytes
+        }
     }
 
     /// Drops the entries up to and including `sequence`, and all but the newest `keepRequests` request ids.

@@ -71,6 +71,9 @@ public struct CoordinatorConfiguration: Sendable {
     public var limits: Limits
     /// How often the coordinator checks liveness, deadlines and re-sends.
     public var tickInterval: Duration
+    /// The bytes a SNAPSHOT carries inline and each PULL for a streamed state asks for: 1 MiB by default. Must fit in
+    /// a message (``Limits/maxBytesField``).
+    public var transferChunkBytes = TransferWindow.defaultChunkSize
 
     public init(
         controlEndpoint: String = BusDefaults.controlEndpoint,

@@ -8,17 +8,10 @@ import Logging
 /// history recorded for it settle the stores that wait for it here.
 extension WorkerEngine {
 
-    func receive(_ snapshot: Message.Snapshot) {
-        // Only in answer to our HELLO: joining (before WELCOME) or catching up.
-        guard session.hasSaidHello, phase == .joining || phase == .catchingUp else {
+    /// A whole SNAPSHOT (inline, or reassembled from its chunks and checked against its checksum).
+    func snapshotArrived(_ snapshot: Message.Snapshot) {
+        guard phase == .joining || phase == .catchingUp else {
             return drop(snapshot, because: "this worker is not joining or catching up")
-        }
-        guard storesByName[snapshot.store] != nil else {
-            return drop(snapshot, because: "this worker does not host the store")
-        }
-        // Empty state means "the store did not exist yet": its digest is 0 by convention, not FNV-1a of no bytes.
-        guard snapshot.state.isEmpty || snapshot.digest == StateDigest.fnv1a64(snapshot.state) else {
-            return drop(snapshot, because: "its digest is not that of its state")
         }
         if phase == .joining {
             // Its WELCOME follows; install then, if the WELCOME is of the same epoch.
@@ -55,13 +48,21 @@ extension WorkerEngine {
                 "store": "\(store.name)", "snapshot": "\(snapshot.sequence)", "applied": "\(applied)",
             ])
         }
+        let previous = store.takeStateCopy()
         do {
             try store.restore(fromJSON: snapshot.state.isEmpty ? snapshots.initialState(of: store.name) : snapshot.state)
-            // Its state is the snapshot's now, not what its latest run left.
-            lastRuns[store.name] = nil
         } catch {
+            store.restore(previous)
             return drop(snapshot, because: "its state does not decode: \(error)")
         }
+        // Empty state means "the store did not exist yet": its digest is 0 by convention. Otherwise the restored
+        // store must digest as the replica that gave the state said it did.
+        if !snapshot.state.isEmpty, digest(of: store) != snapshot.digest {
+            store.restore(previous)
+            return drop(snapshot, because: "the restored state's digest is not the announced \(snapshot.digest)")
+        }
+        // Its state is the snapshot's now, not what its latest run left.
+        lastRuns[store.name] = nil
         snapshots.mark(store.name, through: snapshot.sequence)
         checkpointStale = true
         emit(.snapshotInstalled(store: store.name, sequence: snapshot.sequence))

@@ -88,6 +88,9 @@ extension Message {
             public static let timeout = Code(rawValue: 8)
             /// 9: the request id was used before for other actions or another payload.
             public static let requestIDReused = Code(rawValue: 9)
+            /// 10: a PULL named a transfer its sender no longer holds (expired, replaced, or the sender restarted);
+            /// the receiver abandons it and asks again from the start.
+            public static let transferGone = Code(rawValue: 10)
 
             /// The code's name, such as `busy`, or its number when unknown.
             public var description: String {
@@ -101,6 +104,7 @@ extension Message {
                 case 7: "internal"
                 case 8: "timeout"
                 case 9: "request id reused"
+                case 10: "transfer gone"
                 default: "code \(rawValue)"
                 }
             }
