@@ -66,8 +66,27 @@ final class SimChecker {
         for (payload, id) in zip(request.payloads, request.actionIDs) { actionOfPayload[payload] = id }
     }
 
+    /// How much state moved in chunks: streamed headers, CHUNKs, installs, by kind (reported per run).
+    var transfers: [String: Int] = [:]
+
+    /// Counts what a worker sent that moves state.
+    func workerSent(_ message: Message) {
+        switch message {
+        case .state(let state) where UInt64(state.state.count) < state.size: transfers["STATE streamed", default: 0] += 1
+        case .chunk: transfers["CHUNK from workers", default: 0] += 1
+        case .bundle(let bundle):
+            for item in bundle.messages {
+                if let inner = try? Codec().decode([Codec.signature, item.body]) { workerSent(inner) }
+            }
+        default: break
+        }
+    }
+
     func coordinatorSent(_ message: Message) {
         switch message {
+        case .snapshot(let snapshot) where UInt64(snapshot.state.count) < snapshot.size:
+            transfers["SNAPSHOT streamed", default: 0] += 1
+        case .chunk: transfers["CHUNK from the coordinator", default: 0] += 1
         case .action(let action): published(action)
         case .bundle(let bundle):
             for item in bundle.messages {

@@ -36,6 +36,7 @@ extension SimCluster {
             switch effect {
             case .send(let message):
                 guard !workers[index].partitioned else { continue }
+                checker.workerSent(message)
                 deliver(.toCoordinator(codec.encode(message).prepended(workers[index].routingID),
                                        link: .worker(index, generation: workers[index].generation)), link: 3 * index + 2)
             case .subscribe:
@@ -47,6 +48,8 @@ extension SimCluster {
                 workers[index].checkpoint = checkpoint
             case .event(.applied(let sequence, let store, let status)):
                 checker.applied(by: workers[index].id, sequence: sequence, store: store, status: status)
+            case .event(.snapshotInstalled):
+                checker.transfers["snapshots installed", default: 0] += 1
             case .event:
                 break
             case .encodeState(let requestID, let copy):
