@@ -94,7 +94,8 @@ enum Examples {
             .init(name: "price", dependsOn: ["city"], handlesAll: false, handles: ["country-update", "city-update"], replicas: 0),
         ])),
         .stateRequest(.init(requestID: "st-1", store: "price")),
-        .state(.init(requestID: "st-1", store: "price", worker: "w3", sequence: 43, digest: 77, state: utf8(#"{"price":"€120"}"#))),
+        .state(.init(requestID: "st-2", store: "kv", worker: "w3", sequence: 44, digest: 78, size: 3_000_000,
+                     checksum: 0x0123_4567_89AB_CDEF, state: utf8(#"{"entries":{"k1""#))),
         .completed(.init(epoch: 7, sequence: 43, actionType: "counter.add", elapsedMicros: 12, outcomes: [
             .init(store: "counter", worker: "w1", status: .failed, message: "overflow", digest: 3),
         ])),
@@ -109,5 +110,7 @@ enum Examples {
             .heartbeat(.init(epoch: 7, sequence: 42)),
             .ack(.init(epoch: 7, sequence: 43, results: [.init(store: "counter", status: .ok, digest: 5)])),
         ]),
+        .pull(.init(transfer: "st-2", offset: 1 << 20, maxBytes: 1 << 20)),
+        .chunk(.init(transfer: "snapshot/42/kv", offset: 17, bytes: utf8(#":{"qty":1},"k2""#))),
     ]
 }
