@@ -37,12 +37,22 @@ enum Examples {
         outcomes: [.init(store: "country", worker: "w1", status: .ok, digest: StateDigest.fnv1a64(countryState))]
     ))
 
+    /// A fresh replica of `kv` joins from a 39-byte snapshot, in chunks of 16 bytes (FluxBus's are 1 MiB).
+    static let kvState = utf8(#"{"a":{"qty":1},"b":{"qty":2},"c":"xyz"}"#)
+    static let snapshotHeader = Message.snapshot(.init(
+        epoch: 1, store: "kv", sequence: 7, digest: 0x1D16_E570_0000_0007, size: UInt64(kvState.count),
+        checksum: StateDigest.fnv1a64(kvState), transfer: "snapshot/7/kv", state: Array(kvState[0..<16])
+    ))
+    static let snapshotPull = Message.pull(.init(transfer: "snapshot/7/kv", offset: 16, maxBytes: 16))
+    static let snapshotChunk = Message.chunk(.init(transfer: "snapshot/7/kv", offset: 16, bytes: Array(kvState[16..<32])))
+
     /// The named exchanges, in the order the document shows them.
     static let documented: [(name: String, message: Message)] = [
         ("join-hello", joinHello), ("join-welcome", joinWelcome), ("join-heartbeat", joinHeartbeat),
         ("join-ready", joinReady),
         ("dispatch-dispatch", dispatchRequest), ("dispatch-action", dispatchAction),
         ("dispatch-ack", dispatchAck), ("dispatch-result", dispatchResult),
+        ("snapshot-header", snapshotHeader), ("snapshot-pull", snapshotPull), ("snapshot-chunk", snapshotChunk),
     ]
 
     // MARK: One of every command, with non-ASCII text, absent and present optionals
