@@ -111,12 +111,7 @@ final class ActionLog: LogStorage {
         var chainTail: UInt64
         do {
             // Chunks of snapshots that were being received when the last run stopped: never recorded, never used.
-            try database.write { db in
-                try db.execute(sql: """
-                    DELETE FROM snapshot_chunk WHERE NOT EXISTS
-                    (SELECT 1 FROM snapshot s WHERE s.store = snapshot_chunk.store AND s.sequence = snapshot_chunk.sequence)
-                    """)
-            }
+            try database.write { db in try Self.dropUnrecordedSnapshotChunks(db) }
             (recovered, holding, chainTail) = try database.read { db in try self.read(db) }
         } catch {
             throw Self.unreadable(directory, error)
@@ -155,12 +150,7 @@ final class ActionLog: LogStorage {
         }
         try readDecisionsAndPlans(db, into: &recovered)
         recovered.stores = try String.fetchAll(db, sql: "SELECT name FROM store ORDER BY firstSeen, name")
-        for row in try Row.fetchAll(db, sql: "SELECT store, sequence, digest, checksum, size, worker FROM snapshot") {
-            let snapshot = LogSnapshot(
-                store: row["store"], sequence: row["sequence"], digest: UInt64(bitPattern: row["digest"]),
-                checksum: UInt64(bitPattern: row["checksum"]), size: UInt64(bitPattern: row["size"]), worker: row["worker"])
-            snapshots[snapshot.store] = snapshot
-        }
+        for snapshot in try Self.readSnapshots(db) { snapshots[snapshot.store] = snapshot }
         // Completions are recorded in order, so everything up to lastCompleted completed; a gap would mean
         // the file was edited or damaged.
         let completedCount = try UInt64.fetchOne(db, sql: "SELECT COUNT(*) FROM outcome") ?? 0
@@ -249,27 +239,7 @@ final class ActionLog: LogStorage {
         guard offset < snapshot.size, count > 0 else { return [] }
         let end = min(offset + UInt64(count), snapshot.size)
         return try database.inDatabase { db in
-            // The chunk that holds `offset`, then those up to `end`: both through the primary key.
-            let start = try Int64.fetchOne(db.cachedStatement(sql: """
-                SELECT offset FROM snapshot_chunk WHERE store = ? AND sequence = ? AND offset <= ? ORDER BY offset DESC LIMIT 1
-                """), arguments: [store, sequence, offset]) ?? 0
-            let rows = try Row.fetchAll(db.cachedStatement(sql: """
-                SELECT offset, bytes FROM snapshot_chunk WHERE store = ? AND sequence = ? AND offset >= ? AND offset < ?
-                ORDER BY offset
-                """), arguments: [store, sequence, start, end])
-            var bytes: [UInt8] = []
-            bytes.reserveCapacity(Int(end - offset))
-            for row in rows {
-                let chunkStart = UInt64(row["offset"] as Int64)
-                let data = row["bytes"] as Data
-                let from = Int(max(offset, chunkStart) - chunkStart)
-                let to = Int(min(end, chunkStart + UInt64(data.count)) - chunkStart)
-                if from < to { bytes += data[data.startIndex + from..<data.startIndex + to] }
-            }
-            guard bytes.count == Int(end - offset) else {
-                throw LogDamage(detail: "the snapshot of `\(store)` at #\(sequence) lacks bytes \(offset)…\(end)")
-            }
-            return bytes
+            try Self.readSnapshotBytes(db, store: store, sequence: sequence, from: offset, to: end)
         }
     }
 
