@@ -244,6 +244,19 @@ final class SimChecker {
         return true
     }
 
+    /// A ledger a client read through the coordinator must be the ledger the total order gives at its sequence.
+    func readLedger(_ ids: [UInt32], at sequence: UInt64, from worker: String) {
+        guard extendModel(through: sequence) else {
+            return fail("a client read \(worker)'s ledger at #\(sequence), which was never published")
+        }
+        let expected = ledgerCount[Int(sequence)]
+        guard ids == Array(ledgerModel[..<expected]) else {
+            return fail("a client read \(worker)'s ledger at #\(sequence) with \(ids.count) ids ending \(Array(ids.suffix(3))); "
+                + "the total order gives \(expected)")
+        }
+        transfers["states read by a client", default: 0] += 1
+    }
+
     func checkAfterStep() {
         guard violation == nil else { return }
         if let half = cluster.disk.incompleteSnapshotsRecorded.first {

@@ -15,6 +15,8 @@ extension SimCluster {
                     deliver(.toWorker(index, frames, fromSubscriber: false, generation: workers[index].generation), link: 3 * index)
                 } else if let index = clients.firstIndex(where: { $0.routingID == routingID }) {
                     deliver(.toClient(index, frames, generation: clients[index].generation), link: 100 + index)
+                } else if routingID == reader.routingID {
+                    deliver(.toReader(frames, generation: reader.generation), link: 300)
                 }
             case .publish(let message):
                 let frames = codec.encode(message)
@@ -69,6 +71,11 @@ extension SimCluster {
                                link: .client(client.index, generation: client.generation)), link: 200 + client.index)
     }
 
+    /// Sends from the state reader to the coordinator.
+    func sendFromReader(_ message: Message) {
+        deliver(.toCoordinator(codec.encode(message).prepended(reader.routingID), link: .reader(generation: reader.generation)), link: 301)
+    }
+
     func schedule(_ event: Event, after micros: Int64) { agenda.schedule(event, at: now + micros) }
 
     func deliver(_ event: Event, link: Int) {
@@ -83,6 +90,7 @@ extension SimCluster {
         case .toCoordinator(let frames, let link): "→coordinator from \(link): \(summary(Array(frames.dropFirst())))"
         case .toWorker(let index, let frames, let sub, _): "→w\(index + 1)\(sub ? " (sub)" : ""): \(summary(frames))"
         case .toClient(let index, let frames, _): "→client\(index): \(summary(frames))"
+        case .toReader(let frames, _): "→reader: \(summary(frames))"
         default: "\(event)"
         }
     }

@@ -20,12 +20,14 @@ final class SimCluster {
         case subscriptionUp(Int, incarnation: Int)
         case healPartition(Int)
         case clientWake(Int)
+        case toReader([[UInt8]], generation: Int)
+        case readerWake
         case chaos
     }
 
     /// Who sent a message to the coordinator, and the connection's generation when it was sent: a message sent over
     /// a connection that has since broken (a crash, a partition) is lost.
-    enum Link { case worker(Int, generation: Int), client(Int, generation: Int) }
+    enum Link { case worker(Int, generation: Int), client(Int, generation: Int), reader(generation: Int) }
 
     struct WorkerNode {
         let id: String
@@ -66,6 +68,8 @@ final class SimCluster {
     var coordinatorStalledUntil: Int64 = 0
     var workers: [WorkerNode]
     var clients: [SimClient]
+    /// Reads the ledger's state through the coordinator now and then, as `fluxbus state` does.
+    var reader = SimStateReader()
     /// Whether faults are still injected; ``quiesce()`` ends them.
     private(set) var faultsOn = true
     let mutation: PlantedBug?
@@ -103,6 +107,7 @@ final class SimCluster {
         for index in workers.indices where !workersDown.contains(index) { startWorker(index, withCheckpoint: false) }
         for index in clients.indices { agenda.schedule(.clientWake(index), at: Int64(index) * 1_000 + 50_000) }
         agenda.schedule(.chaos, at: 100_000)
+        agenda.schedule(.readerWake, at: 1_000_000)
     }
 
     /// The simulated transfers' chunk size, in bytes: a ledger of 100 ids spans about 30 chunks.
@@ -209,6 +214,16 @@ final class SimCluster {
             if incarnation == workers[index].incarnation, workers[index].subscribed { workers[index].subscriptionReady = true }
         case .healPartition(let index):
             workers[index].partitioned = false
+        case .toReader(let frames, let generation):
+            guard generation == reader.generation else { return }
+            var reader = self.reader
+            for message in (try? codec.decodeAll(frames)) ?? [] { reader.receive(message, at: now, cluster: self) }
+            self.reader = reader
+        case .readerWake:
+            var reader = self.reader
+            if faultsOn || !isQuiet { reader.wake(at: now, cluster: self) }
+            self.reader = reader
+            if faultsOn { agenda.schedule(.readerWake, at: now + 700_000) }
         case .clientWake(let index):
             var client = clients[index]
             client.wake(at: now, cluster: self)
@@ -240,6 +255,7 @@ final class SimCluster {
         case .worker(let index, let generation):
             workers[index].engine != nil && generation == workers[index].generation && !workers[index].partitioned
         case .client(let index, let generation): generation == clients[index].generation
+        case .reader(let generation): generation == reader.generation
         }
     }
 
