@@ -13,8 +13,9 @@
 /// let message = try codec.decode(frames)   // .goodbye(…)
 /// ```
 public struct Codec: Sendable {
-    /// The protocol version this codec speaks, the last byte of frame 0.
-    public static let version: UInt8 = 1
+    /// The protocol version this codec speaks, the last byte of frame 0. Version 2 streams SNAPSHOT and STATE in
+    /// chunks (PULL, CHUNK) and gives them `size` and `checksum`.
+    public static let version: UInt8 = 2
 
     /// Frame 0 of every message: ASCII `FLXB` then ``version``. Also the SUB subscription prefix.
     public static let signature: [UInt8] = [0x46, 0x4C, 0x58, 0x42, version]

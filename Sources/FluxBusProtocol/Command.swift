@@ -27,6 +27,8 @@ public enum Command: UInt8, CaseIterable, Sendable, Hashable, CustomStringConver
     case dispatchBatch = 0x1A
     case batchResult = 0x1B
     case bundle = 0x1C
+    case pull = 0x1D
+    case chunk = 0x1E
 
     /// The protocol name of the command, as `docs/PROTOCOL.md` spells it.
     public var name: String {
@@ -56,6 +58,8 @@ public enum Command: UInt8, CaseIterable, Sendable, Hashable, CustomStringConver
         case .dispatchBatch: "DISPATCH_BATCH"
         case .batchResult: "BATCH_RESULT"
         case .bundle: "BUNDLE"
+        case .pull: "PULL"
+        case .chunk: "CHUNK"
         }
     }
 

@@ -62,6 +62,10 @@ public enum Message: Sendable, Hashable {
     case batchResult(BatchResult)
     /// 0x1C, any peer → another, on any socket: several messages in one, to be handled in order.
     case bundle(Bundle)
+    /// 0x1D, a transfer's receiver → its sender: send the next bytes of a SNAPSHOT or STATE.
+    case pull(Pull)
+    /// 0x1E, a transfer's sender → its receiver: the bytes a PULL asked for.
+    case chunk(Chunk)
 
     /// The command byte of this message.
     public var command: Command {
@@ -91,6 +95,8 @@ public enum Message: Sendable, Hashable {
         case .dispatchBatch: .dispatchBatch
         case .batchResult: .batchResult
         case .bundle: .bundle
+        case .pull: .pull
+        case .chunk: .chunk
         }
     }
 
@@ -122,6 +128,8 @@ public enum Message: Sendable, Hashable {
         case .dispatchBatch(var body): try body.visit(&visitor)
         case .batchResult(var body): try body.visit(&visitor)
         case .bundle(var body): try body.visit(&visitor)
+        case .pull(var body): try body.visit(&visitor)
+        case .chunk(var body): try body.visit(&visitor)
         }
     }
 
@@ -154,6 +162,8 @@ public enum Message: Sendable, Hashable {
         case .dispatchBatch: .dispatchBatch(try visitor.fresh())
         case .batchResult: .batchResult(try visitor.fresh())
         case .bundle: .bundle(try visitor.fresh())
+        case .pull: .pull(try visitor.fresh())
+        case .chunk: .chunk(try visitor.fresh())
         }
     }
 }

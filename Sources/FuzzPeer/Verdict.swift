@@ -3,8 +3,8 @@ import FluxBusProtocol
 /// Which of the coordinator's hostile-input counters a message from this peer lands in, predicted with the real
 /// ``Codec`` and the coordinator's rules for a peer that is not a worker (see `CoordinatorEngine.handle`).
 ///
-/// A message the coordinator would serve (DISPATCH, STATUS_REQUEST, GRAPH_REQUEST, STATE_REQUEST, a FETCH it can
-/// answer) or ignore without counting (GOODBYE from a stranger) has no verdict: the fuzzer never sends it, so that
+/// A message the coordinator would serve (DISPATCH, STATUS_REQUEST, GRAPH_REQUEST, STATE_REQUEST, a PULL, a FETCH it
+/// can answer) or ignore without counting (GOODBYE from a stranger) has no verdict: the fuzzer never sends it, so that
 /// every message it sends is counted exactly once.
 enum Verdict: String, CaseIterable, Sendable {
     /// Fails to decode, or decodes to a message a coordinator never receives from this peer: `malformed`.
@@ -39,9 +39,13 @@ enum Verdict: String, CaseIterable, Sendable {
             return mayBeCurrent(fetch.epoch, known: epoch) ? nil : .strangers
         case .goodbye, .dispatch, .dispatchBatch, .statusRequest, .graphRequest, .stateRequest:
             return nil
-        case .state, .error:
-            // Only a worker answers a forwarded state request.
+        case .state, .error, .chunk:
+            // Only a worker answers a forwarded state request, or sends the chunks of one.
             return .malformed
+        case .pull(let pull):
+            // A PULL for no open transfer is answered ERROR `transfer gone`, uncounted; one asking for no bytes, or
+            // for more than a message carries, is malformed.
+            return pull.maxBytes == 0 || Int(pull.maxBytes) > codec.limits.maxBytesField ? .malformed : nil
         case .welcome, .reject, .action, .release, .replay, .snapshot, .result, .status, .graph, .completed, .batchResult:
             return .malformed
         }

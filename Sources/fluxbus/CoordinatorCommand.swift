@@ -1,5 +1,6 @@
 import ArgumentParser
 import FluxBus
+import FluxBusProtocol
 import ServiceLifecycle
 import UnixSignals
 
@@ -79,6 +80,9 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @Option(help: "Completed dispatches the log keeps at least; older ones are dropped once every store has a snapshot.")
     var retain = BusDefaults.retain
 
+    @Option(help: "Bytes per chunk when a store's state streams (SNAPSHOT, STATE): what a SNAPSHOT carries inline and what each PULL asks for; 1 to 8388608.")
+    var chunkBytes = TransferWindow.defaultChunkSize
+
     @Option(help: "After a restart, seconds dispatching waits for the previous run's stores to have a live replica again.")
     var recoveryGraceSeconds: Double = 10
 
@@ -91,7 +95,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @Option(help: "Connections that may wait for one request id in flight or queued; each gets the answer once, and one more is refused as busy.")
     var maxWaitersPerRequest = 1_024
 
-    @Flag(help: "Refuse (ERROR 10, nothing logged) a dispatch that no store can run: none handles its type, or those that do wait for a store no worker hosts. By default it is logged, and its result has no outcomes: the client reports it unhandled (fluxbus dispatch exits 1).")
+    @Flag(help: "Refuse (ERROR 11, nothing logged) a dispatch that no store can run: none handles its type, or those that do wait for a store no worker hosts. By default it is logged, and its result has no outcomes: the client reports it unhandled (fluxbus dispatch exits 1).")
     var refuseUnhandled = false
 
     @Option(help: "Malformed messages one peer may send per second before it is quarantined.")
@@ -125,6 +129,9 @@ struct CoordinatorCommand: AsyncParsableCommand {
             throw ValidationError("--sync must be always, batch or off, not '\(sync)'")
         }
         guard (1...10_000).contains(maxBatch) else { throw ValidationError("--max-batch must be 1 to 10000, not \(maxBatch)") }
+        guard (1...Limits.default.maxBytesField).contains(chunkBytes) else {
+            throw ValidationError("--chunk-bytes must be 1 to \(Limits.default.maxBytesField), not \(chunkBytes)")
+        }
         guard recoveryGraceSeconds >= 0 else { throw ValidationError("--recovery-grace-seconds must not be negative") }
         guard queueLimit > 0, retain > 0, maxWorkers > 0, maxStoresPerWorker > 0, maxPayloadBytes > 0,
             maxMessageBytes > 0, maxWaitersPerRequest > 0, maxMalformedPerSecond > 0, quarantineSeconds >= 0
@@ -151,6 +158,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
             configuration.sync = LogSync(rawValue: sync)!
             configuration.newBus = newBus
             configuration.maxBatch = maxBatch
+            configuration.transferChunkBytes = chunkBytes
             configuration.recoveryGrace = .milliseconds(Int64(recoveryGraceSeconds * 1000))
             configuration.extraControlEndpoints = Array(control.dropFirst())
             configuration.extraPublishEndpoints = Array(publish.dropFirst())

@@ -87,7 +87,9 @@ struct StateCommand: AsyncParsableCommand {
         commandName: "state",
         abstract: "Print the JSON state of one live replica of a store.",
         discussion: """
-            Standard error names the replica, the sequence its state reflects, and its digest.
+            Standard error names the replica, the sequence its state reflects, and its digest. A state of any size
+            works: one larger than a message streams in chunks, and is checked against its size and checksum before it
+            is printed (--timeout bounds each chunk).
 
             Examples:
               fluxbus state counter

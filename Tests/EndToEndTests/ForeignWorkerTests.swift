@@ -63,6 +63,30 @@ struct ForeignWorkerTests {
         await Self.finish(client: client, cluster: cluster)
     }
 
+    @Test("A Python worker that joins after compaction starts from a SNAPSHOT in chunks and then matches the Swift replica")
+    func lateJoinerStartsFromAChunkedSnapshot() async throws {
+        _ = try await Cluster.requirePython()
+        let cluster = try Cluster()
+        // Chunks of 4 bytes: the counter's state, `{"value":N}`, spans several, so the Python worker PULLs the rest.
+        try cluster.startCoordinator(Self.coordinatorOptions + ["--retain", "4", "--chunk-bytes", "4"])
+        let swift = try cluster.startWorker("sw1", stores: ["counter=counter"])
+        let client = try await cluster.client()
+        try await cluster.waitUntilLive(1, client: client)
+
+        let before = try await Self.dispatchAdds(30, from: 0, client: client, expecting: ["sw1"])
+        #expect(before.problems.isEmpty, "\(before.problems.prefix(10).joined(separator: "\n"))\n\(cluster.allLogs())")
+        try await LargeSnapshotTests.waitUntil("the log is compacted", cluster: cluster) { try await client.status().logOldest > 1 }
+
+        try await cluster.startPythonWorker("py1", store: "counter")
+        try await cluster.waitUntilLive(2, client: client)
+        #expect(cluster.log("py1").contains("restored counter from a snapshot"), "\(cluster.log("py1"))")
+        let after = try await Self.dispatchAdds(10, from: before.total, client: client, expecting: ["py1", "sw1"])
+        #expect(after.problems.isEmpty, "\(after.problems.prefix(10).joined(separator: "\n"))\n\(cluster.allLogs())")
+
+        try await Self.expectPythonAloneHolds(after.total, at: 40, after: swift, client: client, cluster: cluster)
+        await Self.finish(client: client, cluster: cluster)
+    }
+
     @Test("A Python worker that joins while dispatches stream applies each exactly once")
     func joinsWhileDispatchesStream() async throws {
         _ = try await Cluster.requirePython()

@@ -5,7 +5,7 @@ import Testing
 @Suite("Strict decoding")
 struct StrictnessTests {
     let codec = Codec()
-    static let signature: [UInt8] = [0x46, 0x4C, 0x58, 0x42, 0x01]
+    static let signature: [UInt8] = [0x46, 0x4C, 0x58, 0x42, 0x02]
 
     /// Decodes and returns the error, failing the test if decoding succeeded.
     func failure(_ frames: [[UInt8]], codec: Codec? = nil, sourceLocation: SourceLocation = #_sourceLocation) -> DecodeError? {
@@ -30,8 +30,8 @@ struct StrictnessTests {
     }
 
     @Test("frame 0 that is not FLXB plus one version byte is badSignature", arguments: [
-        [], [0x46, 0x4C, 0x58, 0x42], [0x46, 0x4C, 0x58, 0x41, 0x01], [0x66, 0x6C, 0x78, 0x62, 0x01],
-        [0x46, 0x4C, 0x58, 0x42, 0x01, 0x00],
+        [], [0x46, 0x4C, 0x58, 0x42], [0x46, 0x4C, 0x58, 0x41, 0x02], [0x66, 0x6C, 0x78, 0x62, 0x02],
+        [0x46, 0x4C, 0x58, 0x42, 0x02, 0x00],
     ] as [[UInt8]])
     func badSignature(_ frame: [UInt8]) {
         let error = failure([frame, body(.goodbye(.init(reason: "x")))])
@@ -40,7 +40,7 @@ struct StrictnessTests {
     }
 
     @Test("another version byte is unsupportedVersion and exposes the version", arguments: [
-        [0x46, 0x4C, 0x58, 0x42, 0x02], [0x46, 0x4C, 0x58, 0x42, 0x00], [0x46, 0x4C, 0x58, 0x42, 0xFF, 0x01, 0x02],
+        [0x46, 0x4C, 0x58, 0x42, 0x01], [0x46, 0x4C, 0x58, 0x42, 0x00], [0x46, 0x4C, 0x58, 0x42, 0xFF, 0x01, 0x02],
     ] as [[UInt8]])
     func unsupportedVersion(_ frame: [UInt8]) {
         let error = failure([frame, body(.hello(.init(workerID: "w1", instance: 1, stores: [])))])
@@ -54,7 +54,7 @@ struct StrictnessTests {
         #expect(failure([Self.signature, []]) == DecodeError(code: .truncated, field: "command", value: 1, limit: 0))
     }
 
-    @Test("an undefined command byte is unknownCommand", arguments: [0x00, 0x0D, 0x0F, 0x1D, 0x80, 0xFF] as [UInt8])
+    @Test("an undefined command byte is unknownCommand", arguments: [0x00, 0x0D, 0x0F, 0x1F, 0x80, 0xFF] as [UInt8])
     func unknownCommand(_ byte: UInt8) {
         #expect(failure([Self.signature, [byte, 0, 0]]) == DecodeError(code: .unknownCommand, value: Int(byte)))
     }
@@ -97,8 +97,10 @@ struct StrictnessTests {
 
     @Test("a bytes length beyond the frame is truncated")
     func bytesLengthBeyondFrame() {
-        // SNAPSHOT: epoch, store "s", sequence, digest, then state announcing 100 bytes with 2 present.
-        var frame: [UInt8] = [0x0C] + [UInt8](repeating: 0, count: 8) + [0x00, 0x01, 0x73] + [UInt8](repeating: 0, count: 16)
+        // SNAPSHOT: epoch, store "s", sequence, digest, size, checksum, transfer "", then state announcing 100 bytes
+        // with 2 present.
+        var frame: [UInt8] = [0x0C] + [UInt8](repeating: 0, count: 8) + [0x00, 0x01, 0x73] + [UInt8](repeating: 0, count: 32)
+        frame += [0x00, 0x00]
         frame += [0x00, 0x00, 0x00, 0x64, 0xAA, 0xBB]
         #expect(failure([Self.signature, frame])
             == DecodeError(code: .truncated, command: .snapshot, field: "state", value: 100, limit: 2))

@@ -29,24 +29,26 @@ import zmq
 
 # --- Wire constants (PROTOCOL.md, "Framing and encoding") -----------------------------------
 
-SIGNATURE = b"FLXB\x01"  # frame 0 of every message, and the SUB subscription
+SIGNATURE = b"FLXB\x02"  # frame 0 of every message, and the SUB subscription
 
 HELLO, WELCOME, REJECT, READY, ACTION, RELEASE, ACK, FETCH, REPLAY, HEARTBEAT, GOODBYE, SNAPSHOT = range(1, 13)
 DISPATCH, RESULT, ERROR, STATUS_REQUEST, STATUS, GRAPH_REQUEST, GRAPH = range(0x10, 0x17)
 STATE_REQUEST, STATE, COMPLETED = 0x17, 0x18, 0x19
-DISPATCH_BATCH, BATCH_RESULT, BUNDLE = 0x1A, 0x1B, 0x1C
+DISPATCH_BATCH, BATCH_RESULT, BUNDLE, PULL, CHUNK = 0x1A, 0x1B, 0x1C, 0x1D, 0x1E
 COMMAND_NAMES = {
     1: "HELLO", 2: "WELCOME", 3: "REJECT", 4: "READY", 5: "ACTION", 6: "RELEASE", 7: "ACK", 8: "FETCH",
     9: "REPLAY", 10: "HEARTBEAT", 11: "GOODBYE", 12: "SNAPSHOT", 0x10: "DISPATCH", 0x11: "RESULT",
     0x12: "ERROR", 0x13: "STATUS_REQUEST", 0x14: "STATUS", 0x15: "GRAPH_REQUEST", 0x16: "GRAPH",
     0x17: "STATE_REQUEST", 0x18: "STATE", 0x19: "COMPLETED", 0x1A: "DISPATCH_BATCH", 0x1B: "BATCH_RESULT",
-    0x1C: "BUNDLE",
+    0x1C: "BUNDLE", 0x1D: "PULL", 0x1E: "CHUNK",
 }
 PUBLISHED = {ACTION, HEARTBEAT, COMPLETED}  # the only commands that travel on PUB → SUB
 
 OK, FAILED, SKIPPED, LOST = range(4)  # status codes
 REJECT_RETRY = {5, 8}                 # duplicate worker, too many: HELLO again later
 ERROR_UNKNOWN_STORE = 3
+ERROR_INVALID_REQUEST, ERROR_TRANSFER_GONE = 2, 10
+CHUNK_BYTES = 1 << 20                 # what a STATE carries inline and a PULL asks for (PROTOCOL.md, "Transfers")
 
 MAX_FRAME_BYTES = 16 << 20
 MAX_STRING_BYTES = 4096
@@ -74,6 +76,10 @@ class Writer:
 
     def u16(self, value):
         self.body += struct.pack(">H", value)
+        return self
+
+    def u32(self, value):
+        self.body += struct.pack(">I", value)
         return self
 
     def u64(self, value):
@@ -229,7 +235,12 @@ def decode(body):
     elif command == GOODBYE:
         fields = dict(reason=r.string())
     elif command == SNAPSHOT:
-        fields = dict(epoch=r.u64(), store=r.string(), sequence=r.u64(), digest=r.u64(), state=r.bytes())
+        fields = dict(epoch=r.u64(), store=r.string(), sequence=r.u64(), digest=r.u64(), size=r.u64(),
+                      checksum=r.u64(), transfer=r.string(), state=r.bytes())
+    elif command == PULL:
+        fields = dict(transfer=r.string(), offset=r.u64(), max_bytes=r.u32())
+    elif command == CHUNK:
+        fields = dict(transfer=r.string(), offset=r.u64(), data=r.bytes())
     elif command == RESULT:
         fields = dict(request_id=r.string(), epoch=r.u64(), sequence=r.u64(), elapsed=r.u64(),
                       outcomes=r.list(lambda: read_outcome(r), 15))
@@ -361,6 +372,8 @@ class Worker:
         self.fetch_sent_at = None
         self.malformed, self.malformed_logged_at = 0, 0.0
         self.stopping = False
+        self.download = None          # the SNAPSHOT arriving in chunks: its fields and the bytes so far
+        self.held = {}                # STATE transfer id → its bytes, while the coordinator PULLs them
 
     @property
     def applied(self):
@@ -420,6 +433,7 @@ class Worker:
     def say_hello(self):
         s = self.store
         self.phase = JOINING
+        self.download = None  # the coordinator sends the snapshots we need afresh
         self.send(Writer(HELLO).string(self.id).u64(self.instance).u16(1)
                   .string(s.name).strings(s.depends_on).bool(s.handles_all).strings(s.handles)
                   .u64(s.last_applied).u64(s.last_applied).u64(s.chain or 0).frames())
@@ -450,6 +464,8 @@ class Worker:
         """FETCHes what has been announced and not applied (at most once per heartbeat interval),
         and says READY once caught up with a working subscription."""
         # Up to the announced sequence, or just before the first ACTION kept for later.
+        if self.download is not None:
+            return  # a snapshot still arriving moves `applied`: FETCH after it
         target = min(self.pending) - 1 if self.pending else self.known
         if self.applied < target:
             now = time.monotonic()
@@ -533,10 +549,40 @@ class Worker:
             self.fetch_sent_at = None
         self.catch_up()
 
-    def on_snapshot(self, store, sequence, digest, state):
+    def on_snapshot_header(self, f):
+        """A SNAPSHOT opens a transfer: whole if its bytes are all there, else PULL the rest (one at a time)."""
+        if f["store"] != self.store.name or self.phase == LIVE or len(f["state"]) > f["size"]:
+            return self.log(f"dropped a SNAPSHOT of {f['store']} at #{f['sequence']}")
+        self.download = dict(f, data=bytearray(f["state"]))
+        self.continue_download()
+
+    def continue_download(self):
+        d = self.download
+        if len(d["data"]) < d["size"]:
+            count = min(CHUNK_BYTES, d["size"] - len(d["data"]))
+            return self.send(Writer(PULL).string(d["transfer"]).u64(len(d["data"])).u32(count).frames())
+        self.download = None
+        if fnv1a64(d["data"]) != d["checksum"]:
+            self.malformed += 1
+            self.log(f"a SNAPSHOT of {d['store']} does not match its checksum: joining again")
+            return self.join_again()
+        self.on_snapshot(d["store"], d["sequence"], bytes(d["data"]))
+
+    def on_chunk(self, transfer, offset, data):
+        d = self.download
+        if d is None or d["transfer"] != transfer:
+            return  # a late chunk of a download already abandoned
+        if offset != len(d["data"]) or not data or offset + len(data) > d["size"]:
+            self.download = None
+            self.malformed += 1
+            self.log(f"a CHUNK of {transfer} at {offset} is not the one expected: joining again")
+            return self.join_again()
+        d["data"] += data
+        self.continue_download()
+
+    def on_snapshot(self, store, sequence, state):
         # Sent before WELCOME (joining), or while catching up. An empty state is the initial state.
-        if store != self.store.name or self.phase == LIVE or (state and fnv1a64(state) != digest) \
-                or sequence <= self.store.last_applied:
+        if sequence <= self.store.last_applied:
             return self.log(f"dropped a SNAPSHOT of {store} at #{sequence}")
         self.store.restore(state or self.initial_state)
         self.store.last_applied = sequence
@@ -551,8 +597,25 @@ class Worker:
             return self.send(Writer(ERROR).string(request_id).u16(ERROR_UNKNOWN_STORE)
                              .string(f"worker `{self.id}` does not host store `{store}`").frames())
         state = self.store.state_bytes()
+        if len(state) > CHUNK_BYTES:
+            self.held[request_id] = state
+            while len(self.held) > 4:  # at most 4 held: the oldest goes
+                self.held.pop(next(iter(self.held)))
         self.send(Writer(STATE).string(request_id).string(store).string(self.id).u64(self.applied)
-                  .u64(fnv1a64(state)).bytes(state).frames())
+                  .u64(self.store.digest()).u64(len(state)).u64(fnv1a64(state)).bytes(state[:CHUNK_BYTES]).frames())
+
+    def on_pull(self, transfer, offset, max_bytes):
+        state = self.held.get(transfer)
+        if state is None:
+            return self.send(Writer(ERROR).string(transfer).u16(ERROR_TRANSFER_GONE)
+                             .string(f"worker `{self.id}` no longer holds transfer `{transfer}`").frames())
+        if not 0 < max_bytes <= MAX_BYTES_FIELD:
+            return self.send(Writer(ERROR).string(transfer).u16(ERROR_INVALID_REQUEST)
+                             .string(f"a PULL must ask for 1 to {MAX_BYTES_FIELD} bytes").frames())
+        data = state[offset:offset + max_bytes]
+        if offset + len(data) >= len(state):
+            del self.held[transfer]  # the last chunk: the transfer is done
+        self.send(Writer(CHUNK).string(transfer).u64(offset).bytes(data).frames())
 
     # --- Input ---
 
@@ -612,7 +675,15 @@ class Worker:
                 self.apply_replay(f["entries"])
         elif command == SNAPSHOT:
             if self.phase == JOINING or f["epoch"] == self.epoch:
-                self.on_snapshot(f["store"], f["sequence"], f["digest"], f["state"])
+                self.on_snapshot_header(f)
+        elif command == CHUNK:
+            self.on_chunk(f["transfer"], f["offset"], f["data"])
+        elif command == PULL:
+            self.on_pull(f["transfer"], f["offset"], f["max_bytes"])
+        elif command == ERROR and self.download is not None and f["request_id"] == self.download["transfer"]:
+            self.log(f"the coordinator no longer has the snapshot ({f['message']}): joining again")
+            self.download = None
+            self.join_again()
         elif command == STATE_REQUEST:
             self.on_state_request(f["request_id"], f["store"])
         # RELEASE: our store waits for nothing. RESULT, ERROR: we never DISPATCH. Both: ignore.

@@ -12,7 +12,7 @@ struct EnginePurityTests {
     /// are I/O by nature.
     static func engineFiles() throws -> [URL] {
         let shells: Set<String> = [
-            "Coordinator.swift", "CoordinatorShell.swift", "ActionLog.swift", "ActionLog+Decisions.swift", "DirectoryLock.swift", "LogMark.swift", "LogSchema.swift",
+            "Coordinator.swift", "CoordinatorShell.swift", "ActionLog.swift", "ActionLog+Decisions.swift", "ActionLog+Snapshots.swift", "DirectoryLock.swift", "LogMark.swift", "LogSchema.swift",
             "RowBinder.swift", "LogWrite.swift",
             "Worker.swift", "WorkerShell.swift", "LivenessGuard.swift", "Checkpoint.swift", "Journal.swift",
         ]

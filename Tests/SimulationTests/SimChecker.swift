@@ -68,8 +68,27 @@ final class SimChecker {
         for (payload, id) in zip(request.payloads, request.actionIDs) { actionOfPayload[payload] = id }
     }
 
+    /// How much state moved in chunks: streamed headers, CHUNKs, installs, by kind (reported per run).
+    var transfers: [String: Int] = [:]
+
+    /// Counts what a worker sent that moves state.
+    func workerSent(_ message: Message) {
+        switch message {
+        case .state(let state) where UInt64(state.state.count) < state.size: transfers["STATE streamed", default: 0] += 1
+        case .chunk: transfers["CHUNK from workers", default: 0] += 1
+        case .bundle(let bundle):
+            for item in bundle.messages {
+                if let inner = try? Codec().decode([Codec.signature, item.body]) { workerSent(inner) }
+            }
+        default: break
+        }
+    }
+
     func coordinatorSent(_ message: Message) {
         switch message {
+        case .snapshot(let snapshot) where UInt64(snapshot.state.count) < snapshot.size:
+            transfers["SNAPSHOT streamed", default: 0] += 1
+        case .chunk: transfers["CHUNK from the coordinator", default: 0] += 1
         case .action(let action): published(action)
         case .bundle(let bundle):
             for item in bundle.messages {
@@ -232,8 +251,24 @@ final class SimChecker {
         return true
     }
 
+    /// A ledger a client read through the coordinator must be the ledger the total order gives at its sequence.
+    func readLedger(_ ids: [UInt32], at sequence: UInt64, from worker: String) {
+        guard extendModel(through: sequence) else {
+            return fail("a client read \(worker)'s ledger at #\(sequence), which was never published")
+        }
+        let expected = ledgerCount[Int(sequence)]
+        guard ids == Array(ledgerModel[..<expected]) else {
+            return fail("a client read \(worker)'s ledger at #\(sequence) with \(ids.count) ids ending \(Array(ids.suffix(3))); "
+                + "the total order gives \(expected)")
+        }
+        transfers["states read by a client", default: 0] += 1
+    }
+
     func checkAfterStep() {
         guard violation == nil else { return }
+        if let half = cluster.disk.incompleteSnapshotsRecorded.first {
+            return fail("the log recorded the snapshot \(half) before all its chunks were written and checked")
+        }
         for node in cluster.workers {
             guard let engine = node.engine else { continue }
             check(node.id, engine, SimLedger.self, ids: \.state, model: ledgerModel, counts: \.ledgerCount)
@@ -319,6 +354,10 @@ final class SimChecker {
         case .heartbeat(let beat): "HEARTBEAT #\(beat.sequence)"
         case .result(let result): "RESULT #\(result.sequence) \(result.requestID)"
         case .dispatch(let dispatch): "DISPATCH \(dispatch.requestID)"
+        case .snapshot(let snapshot): "SNAPSHOT \(snapshot.store)#\(snapshot.sequence) \(snapshot.state.count)/\(snapshot.size)"
+        case .state(let state): "STATE \(state.requestID) \(state.store)#\(state.sequence) \(state.state.count)/\(state.size)"
+        case .pull(let pull): "PULL \(pull.transfer)@\(pull.offset)+\(pull.maxBytes)"
+        case .chunk(let chunk): "CHUNK \(chunk.transfer)@\(chunk.offset)+\(chunk.bytes.count)"
         default: "\(message.command)"
         }
     }

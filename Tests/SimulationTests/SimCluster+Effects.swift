@@ -15,6 +15,8 @@ extension SimCluster {
                     deliver(.toWorker(index, frames, fromSubscriber: false, generation: workers[index].generation), link: 3 * index)
                 } else if let index = clients.firstIndex(where: { $0.routingID == routingID }) {
                     deliver(.toClient(index, frames, generation: clients[index].generation), link: 100 + index)
+                } else if routingID == reader.routingID {
+                    deliver(.toReader(frames, generation: reader.generation), link: 300)
                 }
             case .publish(let message):
                 let frames = codec.encode(message)
@@ -37,6 +39,7 @@ extension SimCluster {
             case .send(let message):
                 if case .ack(let ack) = message { checker.acknowledged(ack, by: workers[index].id) }
                 guard !workers[index].partitioned else { continue }
+                checker.workerSent(message)
                 deliver(.toCoordinator(codec.encode(message).prepended(workers[index].routingID),
                                        link: .worker(index, generation: workers[index].generation)), link: 3 * index + 2)
             case .subscribe:
@@ -48,8 +51,14 @@ extension SimCluster {
                 workers[index].checkpoint = checkpoint
             case .event(.applied(let sequence, let store, let status)):
                 checker.applied(by: workers[index].id, sequence: sequence, store: store, status: status)
+            case .event(.snapshotInstalled):
+                checker.transfers["snapshots installed", default: 0] += 1
             case .event:
                 break
+            case .encodeState(let requestID, let copy):
+                // Encoded now, from the copy taken at the request's sequence; handed back later, as from another thread.
+                schedule(.workerEncoded(index, incarnation: workers[index].incarnation, requestID: requestID, EncodedState.encode(copy)),
+                         after: Int64.random(in: 0...30_000, using: &random))
             case .stop(let error):
                 if let error { checker.fail("worker \(workers[index].id) stopped: \(error.message)") }
                 workers[index].engine = nil
@@ -61,6 +70,11 @@ extension SimCluster {
     func send(_ message: Message, from client: SimClient) {
         deliver(.toCoordinator(codec.encode(message).prepended(client.routingID),
                                link: .client(client.index, generation: client.generation)), link: 200 + client.index)
+    }
+
+    /// Sends from the state reader to the coordinator.
+    func sendFromReader(_ message: Message) {
+        deliver(.toCoordinator(codec.encode(message).prepended(reader.routingID), link: .reader(generation: reader.generation)), link: 301)
     }
 
     func schedule(_ event: Event, after micros: Int64) { agenda.schedule(event, at: now + micros) }
@@ -77,6 +91,7 @@ extension SimCluster {
         case .toCoordinator(let frames, let link): "→coordinator from \(link): \(summary(Array(frames.dropFirst())))"
         case .toWorker(let index, let frames, let sub, _): "→w\(index + 1)\(sub ? " (sub)" : ""): \(summary(frames))"
         case .toClient(let index, let frames, _): "→client\(index): \(summary(frames))"
+        case .toReader(let frames, _): "→reader: \(summary(frames))"
         default: "\(event)"
         }
     }

@@ -61,6 +61,7 @@ extension SimCluster {
         coordinatorIncarnation += 1
         for index in workers.indices { workers[index].generation += 1 }
         for index in clients.indices { clients[index].generation += 1 }
+        reader.generation += 1
         agenda.schedule(.coordinatorRestart, at: now + Int64.random(in: 100_000...1_500_000, using: &random))
         if faults.logDamage > 0, let last = disk.actions.keys.max(), Double.random(in: 0..<1, using: &damageRandom) < faults.logDamage {
             damagedLogBackup = disk.contents

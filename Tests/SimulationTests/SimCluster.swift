@@ -15,9 +15,13 @@ final class SimCluster {
         case workerTick(Int, incarnation: Int)
         case workerCheckpoint(Int, incarnation: Int)
         case workerRestart(Int)
+        /// A state a worker's engine asked to have encoded, encoded off its "I/O thread" after a delay.
+        case workerEncoded(Int, incarnation: Int, requestID: String, Result<EncodedState, BusError>)
         case subscriptionUp(Int, incarnation: Int)
         case healPartition(Int)
         case clientWake(Int)
+        case toReader([[UInt8]], generation: Int)
+        case readerWake
         case chaos
         /// The guard of a worker busy in a handler heartbeats for it; it says GOODBYE for it on a stop.
         case guardBeat(Int, incarnation: Int)
@@ -27,7 +31,7 @@ final class SimCluster {
     /// Who sent a message to the coordinator, and the connection's generation when it was sent: a message sent over
     /// a connection that has since broken (a crash, a partition) is lost.
     /// `leaving`: a worker's GOODBYE sent as it exits, which arrives although the process is gone.
-    enum Link { case worker(Int, generation: Int), client(Int, generation: Int), leaving }
+    enum Link { case worker(Int, generation: Int), client(Int, generation: Int), reader(generation: Int), leaving }
 
     struct WorkerNode {
         let id: String
@@ -75,6 +79,8 @@ final class SimCluster {
     var coordinatorStalledUntil: Int64 = 0
     var workers: [WorkerNode]
     var clients: [SimClient]
+    /// Reads the ledger's state through the coordinator now and then, as `fluxbus state` does.
+    var reader = SimStateReader()
     /// Whether faults are still injected; ``quiesce()`` ends them.
     private(set) var faultsOn = true
     let mutation: PlantedBug?
@@ -105,6 +111,8 @@ final class SimCluster {
             controlEndpoint: "sim://control", publishEndpoint: "sim://publish", heartbeatInterval: .milliseconds(100),
             retain: 30, rememberedRequests: 1_000, replayBatch: 50, tickInterval: .milliseconds(20))
         configuration.recoveryGrace = .seconds(3)
+        // Tiny chunks, so that every snapshot and STATE spans many of them and faults land mid-transfer.
+        configuration.transferChunkBytes = Self.chunkBytes
         self.configuration = configuration
         workers = topology.stores.enumerated().map { WorkerNode(id: "w\($0.offset + 1)", stores: $0.element) }
         // Idle clients send only what a scenario gives them (``SimClient/adopt(_:at:cluster:)``).
@@ -115,7 +123,11 @@ final class SimCluster {
         for index in workers.indices where !workersDown.contains(index) { startWorker(index, withCheckpoint: false) }
         for index in clients.indices { agenda.schedule(.clientWake(index), at: Int64(index) * 1_000 + 50_000) }
         agenda.schedule(.chaos, at: 100_000)
+        agenda.schedule(.readerWake, at: 1_000_000)
     }
+
+    /// The simulated transfers' chunk size, in bytes: a ledger of 100 ids spans about 30 chunks.
+    static let chunkBytes = 16
 
     // MARK: - Running
 
@@ -206,6 +218,11 @@ final class SimCluster {
             engine.handle(.checkpointDue, at: time)
             perform(engine.takeEffects(), worker: index)
             agenda.schedule(event, at: now + 1_000_000)
+        case .workerEncoded(let index, let incarnation, let requestID, let result):
+            guard let engine = workers[index].engine, incarnation == workers[index].incarnation else { return }
+            if postponedByStall(event, worker: index) { return }
+            engine.handle(.stateEncoded(requestID: requestID, result), at: time)
+            perform(engine.takeEffects(), worker: index)
         case .workerRestart(let index):
             if workers[index].engine == nil, !retired.contains(index) {
                 startWorker(index, withCheckpoint: Double.random(in: 0..<1, using: &random) < faults.keepsCheckpoint)
@@ -214,6 +231,16 @@ final class SimCluster {
             if incarnation == workers[index].incarnation, workers[index].subscribed { workers[index].subscriptionReady = true }
         case .healPartition(let index):
             workers[index].partitioned = false
+        case .toReader(let frames, let generation):
+            guard generation == reader.generation else { return }
+            var reader = self.reader
+            for message in (try? codec.decodeAll(frames)) ?? [] { reader.receive(message, at: now, cluster: self) }
+            self.reader = reader
+        case .readerWake:
+            var reader = self.reader
+            if faultsOn || !isQuiet { reader.wake(at: now, cluster: self) }
+            self.reader = reader
+            if faultsOn { agenda.schedule(.readerWake, at: now + 700_000) }
         case .clientWake(let index):
             var client = clients[index]
             client.wake(at: now, cluster: self)
@@ -250,6 +277,7 @@ final class SimCluster {
             workers[index].engine != nil && generation == workers[index].generation && !workers[index].partitioned
         case .client(let index, let generation): generation == clients[index].generation
         case .leaving: true
+        case .reader(let generation): generation == reader.generation
         }
     }
 
@@ -306,6 +334,7 @@ final class SimCluster {
             heartbeat: configuration.heartbeatInterval, logger: logger, now: time)
         engine.plantedBug = mutation
         engine.keepsCheckpoint = true
+        engine.transferChunkBytes = Self.chunkBytes
         if withCheckpoint, let checkpoint = node.checkpoint {
             do {
                 try engine.resume(from: checkpoint, file: CheckpointFile(directory: "/simulated", worker: node.id))

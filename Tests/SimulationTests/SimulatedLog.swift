@@ -21,6 +21,10 @@ final class SimulatedDisk {
     let mark = SimulatedMark()
     var stores: [String] = []
     var snapshots: [String: LogSnapshot] = [:]
+    /// Snapshot bytes in chunks: store → sequence → offset → bytes, as the SQLite log's `snapshot_chunk` table.
+    var chunks: [String: [UInt64: [UInt64: [UInt8]]]] = [:]
+    /// Snapshots recorded while their chunks were not all there or did not match their checksum: must stay 0.
+    var incompleteSnapshotsRecorded: [String] = []
     var epochs: [UInt64] = []
     /// Sequence → the outcomes released for it while it was in flight, first one per store.
     var decisions: [UInt64: [StoreOutput]] = [:]
@@ -38,17 +42,28 @@ final class SimulatedDisk {
         var requests: [String: (sequence: UInt64, result: Message?, fingerprint: UInt64?, actionType: String?)] = [:]
         var stores: [String] = []
         var snapshots: [String: LogSnapshot] = [:]
+        var chunks: [String: [UInt64: [UInt64: [UInt8]]]] = [:]
         var epochs: [UInt64] = []
         var busID: String?
     }
 
     var contents: Contents {
-        Contents(actions: actions, requests: requests, stores: stores, snapshots: snapshots, epochs: epochs, busID: busID)
+        Contents(actions: actions, requests: requests, stores: stores, snapshots: snapshots, chunks: chunks, epochs: epochs, busID: busID)
     }
 
     func restore(_ contents: Contents) {
-        (actions, requests, stores, snapshots, epochs, busID) =
-            (contents.actions, contents.requests, contents.stores, contents.snapshots, contents.epochs, contents.busID)
+        (actions, requests, stores, snapshots, chunks, epochs, busID) =
+            (contents.actions, contents.requests, contents.stores, contents.snapshots, contents.chunks, contents.epochs, contents.busID)
+    }
+
+    /// The bytes of a snapshot's chunks, in order, if they are contiguous from 0.
+    func bytes(of store: String, at sequence: UInt64) -> [UInt8]? {
+        var bytes: [UInt8] = []
+        for (offset, chunk) in (chunks[store]?[sequence] ?? [:]).sorted(by: { $0.key < $1.key }) {
+            guard offset == UInt64(bytes.count) else { return nil }
+            bytes += chunk
+        }
+        return bytes
     }
 
     func committed(_ sequence: UInt64) { highestCommitted = max(highestCommitted, sequence) }
@@ -66,6 +81,8 @@ final class SimulatedLog: LogStorage {
         case answer(String, UInt64, Message)
         case store(String)
         case snapshot(LogSnapshot)
+        case snapshotBegin(String, UInt64)
+        case snapshotChunk(String, UInt64, UInt64, [UInt8])
         case compaction(through: UInt64, keepRequests: Int)
     }
 
@@ -105,6 +122,10 @@ final class SimulatedLog: LogStorage {
         recovered.decisions = disk.decisions.filter { $0.key > recovered.lastCompleted }
         let firsts = Set(recovered.pending.map { $0.batchFirst ?? $0.sequence })
         recovered.plans = disk.plans.filter { firsts.contains($0.key) }
+        // Chunks of snapshots never recorded were being received when the last run stopped: drop them.
+        for (store, bySequence) in disk.chunks {
+            disk.chunks[store] = bySequence.filter { disk.snapshots[store]?.sequence == $0.key }
+        }
         snapshots = disk.snapshots
         knownStores = disk.stores
         oldestRetained = sequences.first ?? recovered.lastSequence + 1
@@ -146,9 +167,26 @@ final class SimulatedLog: LogStorage {
         writes.append(.store(name))
     }
 
+    func beginSnapshot(store: String, sequence: UInt64) { writes.append(.snapshotBegin(store, sequence)) }
+
+    func writeSnapshotChunk(store: String, sequence: UInt64, offset: UInt64, bytes: [UInt8]) {
+        writes.append(.snapshotChunk(store, sequence, offset, bytes))
+    }
+
     func saveSnapshot(_ snapshot: LogSnapshot) {
         snapshots[snapshot.store] = snapshot
         writes.append(.snapshot(snapshot))
+    }
+
+    func abandonSnapshot(store: String, sequence: UInt64) { writes.append(.snapshotBegin(store, sequence)) }
+
+    func snapshotBytes(store: String, sequence: UInt64, offset: UInt64, count: Int) throws -> [UInt8]? {
+        guard let snapshot = snapshots[store], snapshot.sequence == sequence else { return nil }
+        guard let bytes = disk.bytes(of: store, at: sequence), UInt64(bytes.count) == snapshot.size else {
+            throw BusError(code: .storage, message: "simulated: the snapshot of `\(store)` lacks chunks")
+        }
+        let start = Int(min(offset, snapshot.size))
+        return Array(bytes[start..<min(start + count, bytes.count)])
     }
 
     func compact(through sequence: UInt64, keepRequests: Int) {
@@ -206,7 +244,17 @@ final class SimulatedLog: LogStorage {
             let asked = disk.requests[requestID]
             disk.requests[requestID] = (sequence, message, asked?.fingerprint, asked?.actionType)
         case .store(let name): if !disk.stores.contains(name) { disk.stores.append(name) }
-        case .snapshot(let snapshot): disk.snapshots[snapshot.store] = snapshot
+        case .snapshot(let snapshot):
+            let bytes = disk.bytes(of: snapshot.store, at: snapshot.sequence)
+            if bytes.map({ UInt64($0.count) != snapshot.size || StateDigest.fnv1a64($0) != snapshot.checksum }) ?? true {
+                disk.incompleteSnapshotsRecorded.append("\(snapshot.store)@\(snapshot.sequence)")
+            }
+            disk.snapshots[snapshot.store] = snapshot
+            disk.chunks[snapshot.store] = disk.chunks[snapshot.store]?.filter { $0.key == snapshot.sequence }
+        case .snapshotBegin(let store, let sequence):
+            if disk.snapshots[store]?.sequence != sequence { disk.chunks[store]?[sequence] = nil }
+        case .snapshotChunk(let store, let sequence, let offset, let bytes):
+            disk.chunks[store, default: [:]][sequence, default: [:]][offset] = bytes
         case .compaction(let through, let keepRequests):
             for sequence in disk.actions.keys where sequence <= through { disk.actions[sequence] = nil }
             for sequence in disk.decisions.keys where sequence <= through { disk.decisions[sequence] = nil }

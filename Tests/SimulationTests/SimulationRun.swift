@@ -17,6 +17,8 @@ struct SimulationRun {
     let recentSteps: [String]
     /// Everything a replay must reproduce exactly.
     let fingerprint: [UInt64]
+    /// How much state moved in chunks, by kind (``SimChecker/transfers``), and how many snapshots the log recorded.
+    let transfers: [String: Int]
 
     init(seed: UInt64, mutation: PlantedBug? = nil, faults: FaultPlan? = nil, topology: SimTopology = .remoteDependents) {
         let cluster = SimCluster(seed: seed, faults: faults, topology: topology, mutation: mutation)
@@ -40,6 +42,7 @@ struct SimulationRun {
         self.seed = seed
         steps = cluster.steps
         busy = (cluster.busyPeriods, cluster.busyStops)
+        transfers = cluster.checker.transfers
         violation = cluster.checker.violation
         recentSteps = violation == nil ? [] : cluster.checker.recentSteps
         fingerprint = [UInt64(cluster.steps), UInt64(cluster.now)]

@@ -22,16 +22,23 @@ struct SimulationTests {
         var steps = 0
         var busy = (periods: 0, stops: 0)
         var failures: [String] = []
+        var transfers: [String: Int] = [:]
         for seed in Self.seeds {
             let run = SimulationRun(seed: seed)
             steps += run.steps
             busy = (busy.periods + run.busy.periods, busy.stops + run.busy.stops)
+            transfers.merge(run.transfers, uniquingKeysWith: +)
             if run.violation != nil { failures.append(run.report) }
         }
         let elapsed = (ContinuousClock.now - started).components
         let seconds = max(Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18, 0.001)
         print("simulation: \(Self.seeds.count) seeds, \(steps) steps, \(Int(Double(steps) / seconds)) steps/s, "
             + "\(busy.periods) busy handlers (\(busy.stops) stopped while busy), \(failures.count) failed")
+        print("simulation: state moved in chunks: " + transfers.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", "))
+        // Snapshots must really travel in chunks here, or the faults above never hit a transfer mid-stream.
+        if Self.seeds.count >= 20 {
+            #expect(transfers["SNAPSHOT streamed", default: 0] > 0 && transfers["STATE streamed", default: 0] > 0)
+        }
         #expect(failures.isEmpty, "\(failures.count) seeds failed:\n\(failures.joined(separator: "\n\n"))")
         if ProcessInfo.processInfo.environment["FLUXBUS_SIM_SEED"] == nil, ProcessInfo.processInfo.environment["FLUXBUS_SIM_SEEDS"] == nil {
             #expect(steps >= 1_000_000, "the fixed set must run at least 1,000,000 simulated steps, ran \(steps)")

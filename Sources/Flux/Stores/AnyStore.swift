@@ -85,4 +85,12 @@ package final class AnyStore {
 
     /// Replaces the store's state with one decoded from JSON, as from a snapshot.
     package func restore(fromJSON bytes: [UInt8]) throws { try restoreState(bytes) }
+
+    // MARK: - State copies (for encoding off the I/O thread)
+
+    /// The store's current state as a value that may be encoded on another thread (``StoreStateCopy/encoded()``).
+    package func takeStateCopy() -> StoreStateCopy { (instance as! any Store).stateCopy() }
+
+    /// Puts back a state taken with ``takeStateCopy()``; a copy of another store's type is ignored.
+    package func restore(_ copy: StoreStateCopy) { (instance as! any Store).restoreState(copy) }
 }

@@ -131,11 +131,34 @@ public final class BusClient: Sendable {
     }
 
     /// The state of one live replica of a store, as JSON, with the sequence it reflects and its digest.
+    ///
+    /// A state larger than one message arrives in chunks, PULLed one at a time (docs/PROTOCOL.md, "Transfers"); the
+    /// returned STATE's `first` holds all of it, checked against its size and checksum. `timeout` bounds each message.
     public func state(of store: String, timeout: Duration? = nil) async throws -> Message.State {
         let id = UUID().uuidString
-        guard case .state(let state) = try await request(.stateRequest(.init(requestID: id, store: store)), id: id, timeout: timeout) else {
+        guard case .state(var state) = try await request(.stateRequest(.init(requestID: id, store: store)), id: id, timeout: timeout) else {
             throw BusError(code: .protocolViolation, message: "the coordinator answered STATE_REQUEST with something else")
         }
+        var window = TransferWindow(transfer: id, size: state.size, checksum: state.checksum, first: state.state, window: 1)
+        var bytes = state.state
+        while !window.isComplete {
+            for pull in window.pulls() {
+                guard case .chunk(let chunk) = try await request(.pull(pull), id: id, timeout: timeout) else {
+                    throw BusError(code: .protocolViolation, message: "the coordinator answered PULL with something else")
+                }
+                do {
+                    try window.accept(chunk)
+                } catch {
+                    throw BusError(code: .protocolViolation, message: "the state of `\(store)` arrived out of order: \(error)")
+                }
+                bytes += chunk.bytes
+            }
+        }
+        guard UInt64(bytes.count) == state.size, window.checksumMatches else {
+            throw BusError(code: .protocolViolation, message:
+                "the state of `\(store)` arrived damaged (\(bytes.count) of \(state.size) bytes, or a checksum mismatch); ask again")
+        }
+        state.state = bytes
         return state
     }
 
@@ -311,6 +334,7 @@ final class ClientCore {
         case .status(let status): status.requestID
         case .graph(let graph): graph.requestID
         case .state(let state): state.requestID
+        case .chunk(let chunk): chunk.transfer
         case .replay: historyKey
         default: nil
         }

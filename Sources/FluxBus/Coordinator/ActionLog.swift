@@ -110,6 +110,8 @@ final class ActionLog: LogStorage {
         var holding: LogContinuity.Holding
         var chainTail: UInt64
         do {
+            // Chunks of snapshots that were being received when the last run stopped: never recorded, never used.
+            try database.write { db in try Self.dropUnrecordedSnapshotChunks(db) }
             (recovered, holding, chainTail) = try database.read { db in try self.read(db) }
         } catch {
             throw Self.unreadable(directory, error)
@@ -148,12 +150,7 @@ final class ActionLog: LogStorage {
         }
         try readDecisionsAndPlans(db, into: &recovered)
         recovered.stores = try String.fetchAll(db, sql: "SELECT name FROM store ORDER BY firstSeen, name")
-        for row in try Row.fetchAll(db, sql: "SELECT store, sequence, digest, state, worker FROM snapshot") {
-            let snapshot = LogSnapshot(
-                store: row["store"], sequence: row["sequence"], digest: UInt64(bitPattern: row["digest"]),
-                state: [UInt8](row["state"] as Data), worker: row["worker"])
-            snapshots[snapshot.store] = snapshot
-        }
+        for snapshot in try Self.readSnapshots(db) { snapshots[snapshot.store] = snapshot }
         // Completions are recorded in order, so everything up to lastCompleted completed; a gap would mean
         // the file was edited or damaged.
         let completedCount = try UInt64.fetchOne(db, sql: "SELECT COUNT(*) FROM outcome") ?? 0
@@ -224,9 +221,26 @@ final class ActionLog: LogStorage {
         writes.append(.store(name))
     }
 
+    func beginSnapshot(store: String, sequence: UInt64) { writes.append(.snapshotBegin(store: store, sequence: sequence)) }
+
+    func writeSnapshotChunk(store: String, sequence: UInt64, offset: UInt64, bytes: [UInt8]) {
+        writes.append(.snapshotChunk(store: store, sequence: sequence, offset: offset, bytes: bytes))
+    }
+
     func saveSnapshot(_ snapshot: LogSnapshot) {
         snapshots[snapshot.store] = snapshot
         writes.append(.snapshot(snapshot))
+    }
+
+    func abandonSnapshot(store: String, sequence: UInt64) { writes.append(.snapshotAbandon(store: store, sequence: sequence)) }
+
+    func snapshotBytes(store: String, sequence: UInt64, offset: UInt64, count: Int) throws -> [UInt8]? {
+        guard let snapshot = snapshots[store], snapshot.sequence == sequence else { return nil }
+        guard offset < snapshot.size, count > 0 else { return [] }
+        let end = min(offset + UInt64(count), snapshot.size)
+        return try database.inDatabase { db in
+            try Self.readSnapshotBytes(db, store: store, sequence: sequence, from: offset, to: end)
+        }
     }
 
     /// Drops the entries up to and including `sequence`, and all but the newest `keepRequests` request ids.

@@ -20,7 +20,7 @@ public struct CoordinatorConfiguration: Sendable {
     /// the same id again meanwhile. Each gets the answer once; one more is refused at once with ERROR code 1 (busy).
     public var maxWaitersPerRequest = 1_024
     /// Whether a dispatch that no store can run (none handles its type, or those that do wait for a store nobody
-    /// hosts) is refused with ERROR code 10 rather than logged. Off by default: such a dispatch is logged and
+    /// hosts) is refused with ERROR code 11 rather than logged. Off by default: such a dispatch is logged and
     /// answered without outcomes, which clients show as `unhandled`, so an action sent before the worker that
     /// handles it has joined is kept in the history rather than lost.
     public var refuseUnhandled = false
@@ -76,6 +76,9 @@ public struct CoordinatorConfiguration: Sendable {
     public var limits: Limits
     /// How often the coordinator checks liveness, deadlines and re-sends.
     public var tickInterval: Duration
+    /// The bytes a SNAPSHOT carries inline and each PULL for a streamed state asks for: 1 MiB by default. Must fit in
+    /// a message (``Limits/maxBytesField``).
+    public var transferChunkBytes = TransferWindow.defaultChunkSize
 
     public init(
         controlEndpoint: String = BusDefaults.controlEndpoint,

@@ -116,9 +116,7 @@ extension CoordinatorEngine {
         guard behind || fresh else { return }
         for store in hello.stores {
             if let snapshot = log.snapshots[store.name], snapshot.sequence > store.lastApplied {
-                send(.snapshot(.init(
-                    epoch: epoch, store: store.name, sequence: snapshot.sequence, digest: snapshot.digest, state: snapshot.state)),
-                    to: routingID)
+                sendSnapshot(snapshot, to: routingID)
             } else if store.lastApplied + 1 < log.oldestRetained {
                 // Compaction waits for a snapshot of every store it knows, so a store without one took part in none of
                 // the dropped dispatches: it starts empty where the log starts.
@@ -137,7 +135,15 @@ extension CoordinatorEngine {
     /// state; when they have answered (or the round times out), drops what every store's snapshot covers.
     func compactIfDue() {
         if snapshotRounds.isUnderWay {
-            if snapshotRounds.endIfOver(at: now) { compact() }
+            if snapshotRounds.endIfOver(at: now, receiving: !snapshotReceipts.isEmpty) {
+                for abandoned in snapshotReceipts.abandonAll() {
+                    logger.notice("a snapshot did not arrive whole before the round ended; the previous one stands", metadata: [
+                        "store": "\(abandoned.store)", "seq": "\(abandoned.sequence)", "worker": "\(abandoned.worker)",
+                    ])
+                    log.abandonSnapshot(store: abandoned.store, sequence: abandoned.sequence)
+                }
+                compact()
+            }
             return
         }
         guard recovery == nil, snapshotRounds.isDue(at: now, lastCompleted: lastCompleted, oldestRetained: log.oldestRetained)
@@ -146,18 +152,6 @@ extension CoordinatorEngine {
         for query in snapshotRounds.begin(asking: replicas, until: now.advanced(by: configuration.ackTimeout)) {
             send(.stateRequest(.init(requestID: query.queryID, store: query.store)), toWorker: query.worker)
         }
-    }
-
-    /// Keeps a replica's answer to a snapshot request, if it is sound and completed history.
-    func receiveSnapshot(_ state: Message.State, routingID: [UInt8]) {
-        guard let store = snapshotRounds.answer(state.requestID) else { return }
-        guard state.store == store, let worker = workerByRoutingID[routingID], membership.workers[worker]?.hosts(store) == true
-        else {
-            return dropMalformed("a snapshot of `\(state.store)` that does not match its request or its digest", from: routingID)
-        }
-        // A state that includes the dispatch in flight is not history yet; the next round will do.
-        guard state.sequence <= lastCompleted, state.sequence >= log.snapshots[store]?.sequence ?? 0 else { return }
-        log.saveSnapshot(.init(store: store, sequence: state.sequence, digest: state.digest, state: state.state, worker: worker))
     }
 
     /// Drops what every store's snapshot covers, keeping the retained entries.

@@ -120,9 +120,14 @@ extension CoordinatorEngine {
     }
 
     func forwardState(_ state: Message.State, routingID: [UInt8]) {
-        guard workerByRoutingID[routingID] != nil, let requester = stateQueries.close(state.requestID) else {
+        guard workerByRoutingID[routingID] != nil, stateQueries.awaits(state.requestID) else {
             return dropMalformed("STATE for no pending request", from: routingID)
         }
+        // More bytes follow: relay the client's PULLs to the replica and its CHUNKs back (docs/PROTOCOL.md, "Transfers").
+        let requester = UInt64(state.state.count) < state.size
+            ? stateQueries.relay(state.requestID, from: routingID, size: state.size, until: now.advanced(by: configuration.ackTimeout))
+            : stateQueries.close(state.requestID)
+        guard let requester else { return dropMalformed("a second STATE for one request", from: routingID) }
         var reply = state
         reply.requestID = requester.requestID
         send(.state(reply), to: requester.routingID)

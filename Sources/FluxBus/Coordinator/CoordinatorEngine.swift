@@ -52,6 +52,8 @@ final class CoordinatorEngine {
     /// Effects produced since the shell last took them, besides the messages in ``outbox``.
     private var pendingEffects: [CoordinatorEffect] = []
     var stateQueries = StateQueries()
+    /// Snapshots arriving in chunks for the round under way.
+    var snapshotReceipts = SnapshotReceipts()
     /// Where a message goes: the PUB stream, or one peer on the ROUTER.
     enum Destination: Hashable {
         case stream
@@ -197,6 +199,10 @@ final class CoordinatorEngine {
         case .stateRequest(let request): forwardStateRequest(request, routingID: routingID)
         case .state(let state) where snapshotRounds.awaits(state.requestID): receiveSnapshot(state, routingID: routingID)
         case .state(let state): forwardState(state, routingID: routingID)
+        case .pull(let pull): servePull(pull, routingID: routingID)
+        case .chunk(let chunk): receiveChunk(chunk, routingID: routingID)
+        case .error(let error) where snapshotReceipts.receives(error.requestID, from: routingID):
+            abandonReceipt(error)
         case .error(let error) where workerByRoutingID[routingID] != nil && snapshotRounds.awaits(error.requestID):
             _ = snapshotRounds.answer(error.requestID)
         case .error(let error) where workerByRoutingID[routingID] != nil && stateQueries.awaits(error.requestID):

@@ -3,7 +3,7 @@ import FluxBusProtocol
 import GRDB
 
 /// The log's tables, as GRDB migrations: v1 the first release, v2 the bus's identity, the chain, request
-/// fingerprints, and outcomes in a table of their own.
+/// fingerprints, and outcomes in a table of their own; v3 decisions and plans; v4 snapshots' bytes in chunks.
 enum LogSchema {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -111,8 +111,40 @@ enum LogSchema {
                 ) WITHOUT ROWID;
                 """)
         }
+        // v4: a snapshot's bytes in chunks of their own table, so that the coordinator streams them and never holds a
+        // whole state in memory; the snapshot row keeps the metadata (and an empty `state`). Chunks of a snapshot not
+        // (yet) recorded in `snapshot` belong to one still being received, and are dropped when the log is opened.
+        migrator.registerMigration("v4") { db in
+            try db.execute(sql: """
+                CREATE TABLE snapshot_chunk (
+                    store TEXT NOT NULL,
+                    sequence INTEGER NOT NULL,
+                    offset INTEGER NOT NULL,
+                    bytes BLOB NOT NULL,
+                    PRIMARY KEY (store, sequence, offset)
+                ) WITHOUT ROWID;
+                ALTER TABLE snapshot ADD COLUMN size INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE snapshot ADD COLUMN checksum INTEGER NOT NULL DEFAULT 0;
+                """)
+            for row in try Row.fetchAll(db, sql: "SELECT store, sequence, state FROM snapshot") {
+                let state = [UInt8](row["state"] as Data)
+                var offset = 0
+                while offset < state.count {
+                    let end = min(offset + chunkBytes, state.count)
+                    try db.execute(sql: "INSERT INTO snapshot_chunk (store, sequence, offset, bytes) VALUES (?, ?, ?, ?)",
+                                   arguments: [row["store"] as String, row["sequence"] as Int64, offset, Data(state[offset..<end])])
+                    offset = end
+                }
+                try db.execute(sql: "UPDATE snapshot SET size = ?, checksum = ?, state = x'' WHERE store = ?", arguments: [
+                    state.count, Int64(bitPattern: StateDigest.fnv1a64(state)), row["store"] as String,
+                ])
+            }
+        }
         return migrator
     }
+
+    /// The chunk size the v4 migration splits existing snapshots into.
+    static let chunkBytes = 1 << 20
 
     /// Gives the request ids of a v1 log their fingerprints, from the actions the log still holds of each (a request
     /// whose actions were compacted away keeps none, and a reuse of its id is not checked).

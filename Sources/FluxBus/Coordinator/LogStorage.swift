@@ -41,7 +41,18 @@ protocol LogStorage: AnyObject {
     func recordAnswer(_ message: Message, for requestID: String, sequence: UInt64)
     /// Remembers a store name, so that compaction waits for its snapshot.
     func rememberStore(_ name: String)
+    /// Starts receiving a snapshot of `store` at `sequence`: drops any chunks an abandoned attempt left of it.
+    func beginSnapshot(store: String, sequence: UInt64)
+    /// Stores one chunk of a snapshot being received. It is not the store's snapshot until ``saveSnapshot(_:)``.
+    func writeSnapshotChunk(store: String, sequence: UInt64, offset: UInt64, bytes: [UInt8])
+    /// Records a snapshot whose chunks were all written and whose checksum was verified as the store's snapshot,
+    /// replacing the previous one and dropping its chunks. Only then does compaction rely on it.
     func saveSnapshot(_ snapshot: LogSnapshot)
+    /// Drops the chunks of a snapshot that was not received whole; the store's recorded snapshot stays.
+    func abandonSnapshot(store: String, sequence: UInt64)
+    /// `count` bytes (fewer at the end) from `offset` of the store's recorded snapshot at `sequence`; nil when that
+    /// is not the store's snapshot (any more).
+    func snapshotBytes(store: String, sequence: UInt64, offset: UInt64, count: Int) throws -> [UInt8]?
     /// Drops the entries up to and including `sequence`, and all but the newest `keepRequests` request ids.
     func compact(through sequence: UInt64, keepRequests: Int)
     /// Commits every buffered write in one transaction.
@@ -81,13 +92,28 @@ struct LoggedRequest {
     var actionType: String?
 }
 
-/// A store's state as one live replica reported it, for replicas that join after compaction.
-struct LogSnapshot {
+/// A store's snapshot as one live replica reported it, for replicas that join after compaction: its metadata only.
+/// The bytes stay in the log, in chunks (``LogStorage/snapshotBytes(store:sequence:offset:count:)``), so the
+/// coordinator's memory does not grow with the stores' states.
+struct LogSnapshot: Hashable {
     let store: String
     let sequence: UInt64
+    /// The store's state digest as the replica reported it.
     let digest: UInt64
-    let state: [UInt8]
+    /// FNV-1a 64 of the state's bytes.
+    let checksum: UInt64
+    let size: UInt64
     let worker: String
+
+    /// The id a worker PULLs this snapshot's bytes under: `snapshot/SEQUENCE/STORE`.
+    var transfer: String { "snapshot/\(sequence)/\(store)" }
+
+    /// The store and sequence a snapshot transfer id names, or nil when it is not one.
+    static func parse(transfer: String) -> (store: String, sequence: UInt64)? {
+        let parts = transfer.split(separator: "/", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0] == "snapshot", let sequence = UInt64(parts[1]), !parts[2].isEmpty else { return nil }
+        return (String(parts[2]), sequence)
+    }
 }
 
 /// What the log held when it was opened.

@@ -14,6 +14,9 @@ enum LogWrite {
     case answer(requestID: String, sequence: UInt64, message: [UInt8])
     case store(String)
     case snapshot(LogSnapshot)
+    case snapshotBegin(store: String, sequence: UInt64)
+    case snapshotChunk(store: String, sequence: UInt64, offset: UInt64, bytes: [UInt8])
+    case snapshotAbandon(store: String, sequence: UInt64)
     case compaction(through: UInt64, keepRequests: Int)
 
     func perform(in db: Database) throws {
@@ -70,11 +73,29 @@ enum LogWrite {
             try db.cachedStatement(sql: "INSERT OR IGNORE INTO store (name, firstSeen) VALUES (?, ?)").execute(arguments: [name, now])
         case .snapshot(let snapshot):
             try db.cachedStatement(sql: """
-                INSERT OR REPLACE INTO snapshot (store, sequence, digest, state, worker, takenAt) VALUES (?, ?, ?, ?, ?, ?)
+                INSERT OR REPLACE INTO snapshot (store, sequence, digest, state, worker, takenAt, size, checksum)
+                VALUES (?, ?, ?, x'', ?, ?, ?, ?)
                 """).execute(arguments: [
-                    snapshot.store, snapshot.sequence, Int64(bitPattern: snapshot.digest), Data(snapshot.state),
-                    snapshot.worker, now,
+                    snapshot.store, snapshot.sequence, Int64(bitPattern: snapshot.digest), snapshot.worker, now,
+                    Int64(bitPattern: snapshot.size), Int64(bitPattern: snapshot.checksum),
                 ])
+            try db.cachedStatement(sql: "DELETE FROM snapshot_chunk WHERE store = ? AND sequence <> ?")
+                .execute(arguments: [snapshot.store, snapshot.sequence])
+        case .snapshotBegin(let store, let sequence), .snapshotAbandon(let store, let sequence):
+            // Never the recorded snapshot's own chunks: a snapshot is only received at a later sequence.
+            try db.cachedStatement(sql: """
+                DELETE FROM snapshot_chunk WHERE store = ?1 AND sequence = ?2
+                AND NOT EXISTS (SELECT 1 FROM snapshot WHERE store = ?1 AND sequence = ?2)
+                """).execute(arguments: [store, sequence])
+        case .snapshotChunk(let store, let sequence, let offset, let bytes):
+            var row = RowBinder(try db.cachedStatement(sql: """
+                INSERT OR REPLACE INTO snapshot_chunk (store, sequence, offset, bytes) VALUES (?, ?, ?, ?)
+                """))
+            row.text(store)
+            row.integer(sequence)
+            row.integer(offset)
+            row.blob(bytes)
+            try row.run(in: db)
         case .compaction(let through, let keepRequests):
             try db.execute(sql: "DELETE FROM action WHERE sequence <= ?", arguments: [through])
             try db.execute(sql: "DELETE FROM outcome WHERE sequence <= ?", arguments: [through])

@@ -41,9 +41,16 @@ struct SnapshotRounds {
     /// Takes an answer (a STATE, or an ERROR for it): the store it was for, if it was awaited.
     mutating func answer(_ queryID: String) -> String? { awaiting.removeValue(forKey: queryID) }
 
-    /// Ends the round under way once every answer came or its deadline passed; true when it ended now.
-    mutating func endIfOver(at now: MonotonicTime) -> Bool {
-        guard let ends = roundEndsAt, awaiting.isEmpty || now >= ends else { return false }
+    /// A streamed answer made progress: the round lasts at least until `deadline`, so a large state that keeps
+    /// arriving is not cut off (docs/PROTOCOL.md, "Transfers").
+    mutating func progressed(until deadline: MonotonicTime) {
+        if let ends = roundEndsAt { roundEndsAt = max(ends, deadline) }
+    }
+
+    /// Ends the round under way once every answer came and no streamed answer is still `receiving`, or its deadline
+    /// passed; true when it ended now.
+    mutating func endIfOver(at now: MonotonicTime, receiving: Bool) -> Bool {
+        guard let ends = roundEndsAt, (awaiting.isEmpty && !receiving) || now >= ends else { return false }
         awaiting.removeAll()
         roundEndsAt = nil
         nextRoundAt = now.advanced(by: .seconds(1))

@@ -1,9 +1,13 @@
 /// Clients' STATE_REQUESTs forwarded to a replica, waiting for its STATE: the coordinator answers each client once,
-/// with the state, the replica's error, or a timeout.
+/// with the state, the replica's error, or a timeout. A STATE larger than one message is then relayed: the client's
+/// PULLs go to the replica under the query id, and its CHUNKs back under the client's request id, so the coordinator
+/// holds no state bytes (docs/PROTOCOL.md, "Transfers").
 struct StateQueries {
     private struct Query {
         let requester: Requester
-        let deadline: MonotonicTime
+        var deadline: MonotonicTime
+        /// Once the STATE came and more bytes follow: the replica's routing id and the state's size.
+        var relay: (worker: [UInt8], size: UInt64)?
     }
 
     private var pending: [String: Query] = [:]
@@ -21,6 +25,38 @@ struct StateQueries {
 
     /// Takes the answer to a query: who asked, if it was pending.
     mutating func close(_ queryID: String) -> Requester? { pending.removeValue(forKey: queryID)?.requester }
+
+    /// The replica's STATE came with fewer bytes than its size: keep the query open to relay the rest until
+    /// `deadline`, which each relayed message pushes back. Returns who asked.
+    mutating func relay(_ queryID: String, from worker: [UInt8], size: UInt64, until deadline: MonotonicTime) -> Requester? {
+        guard var query = pending[queryID], query.relay == nil else { return nil }
+        query.relay = (worker, size)
+        query.deadline = deadline
+        pending[queryID] = query
+        return query.requester
+    }
+
+    /// The query a client's PULL is for: its id and the replica to ask, if it is being relayed.
+    mutating func pull(from routingID: [UInt8], transfer requestID: String, until deadline: MonotonicTime)
+        -> (queryID: String, worker: [UInt8])?
+    {
+        guard let (queryID, query) = pending.first(where: {
+            $0.value.requester.routingID == routingID && $0.value.requester.requestID == requestID && $0.value.relay != nil
+        }) else { return nil }
+        pending[queryID]?.deadline = deadline
+        return (queryID, query.relay!.worker)
+    }
+
+    /// A CHUNK from `routingID` for a relayed query: who asked; the query closes with its last chunk.
+    mutating func chunk(_ queryID: String, from routingID: [UInt8], end: UInt64, until deadline: MonotonicTime) -> Requester? {
+        guard let query = pending[queryID], let relay = query.relay, relay.worker == routingID else { return nil }
+        if end >= relay.size {
+            pending[queryID] = nil
+        } else {
+            pending[queryID]?.deadline = deadline
+        }
+        return query.requester
+    }
 
     /// Takes every query still pending: who asked each.
     mutating func closeAll() -> [Requester] {

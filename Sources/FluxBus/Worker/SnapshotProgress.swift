@@ -7,8 +7,10 @@ import FluxBusProtocol
 struct SnapshotProgress {
     /// Store → the sequence a snapshot brought it to, while that is beyond the worker's applied sequence.
     private var appliedThrough: [String: UInt64] = [:]
-    /// Snapshots that arrived before their WELCOME, by store; installed when a WELCOME of their epoch arrives.
-    private var held: [Message.Snapshot] = []
+    /// Snapshots that arrived before their WELCOME, by store in arrival order; installed when a WELCOME of their epoch
+    /// arrives. All are kept: one whose restored digest turns out wrong is refused then, and must not have displaced a
+    /// sound one.
+    private var held: [String: [Message.Snapshot]] = [:]
     /// Each store's state when the worker started, before any checkpoint.
     private let initialStates: [String: [UInt8]]
 
@@ -41,17 +43,12 @@ struct SnapshotProgress {
     /// The state an empty snapshot restores `store` to.
     func initialState(of store: String) -> [UInt8] { initialStates[store] ?? [] }
 
-    /// Keeps a snapshot until its WELCOME arrives, in the order they came; one for the same store and sequence
-    /// replaces the earlier copy. (Its digest is checked only once installed, so a later one does not replace an
-    /// earlier one of another sequence: if it proves wrong, the earlier one stands.)
-    mutating func hold(_ snapshot: Message.Snapshot) {
-        held.removeAll { $0.store == snapshot.store && $0.sequence == snapshot.sequence }
-        held.append(snapshot)
-    }
+    /// Keeps a snapshot until its WELCOME arrives.
+    mutating func hold(_ snapshot: Message.Snapshot) { held[snapshot.store, default: []].append(snapshot) }
 
-    /// The snapshots held, in the order they came, no longer held.
+    /// The snapshots held, by store name and then in arrival order, no longer held.
     mutating func takeHeld() -> [Message.Snapshot] {
-        defer { held = [] }
-        return held
+        defer { held = [:] }
+        return held.sorted { $0.key < $1.key }.flatMap(\.value)
     }
 }

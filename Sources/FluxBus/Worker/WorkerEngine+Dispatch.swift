@@ -199,27 +199,4 @@ extension WorkerEngine {
             requestID: requestID, actionType: action.name, payload: try action.encodedPayload(),
             error: action.error?.message)))
     }
-
-    func answer(_ request: Message.StateRequest) {
-        guard let store = storesByName[request.store], let state = try? store.encodedState() else {
-            logger.warning("state requested for a store this worker does not host", metadata: ["store": "\(request.store)"])
-            return send(.error(.init(
-                requestID: request.requestID, code: .unknownStore,
-                message: "worker `\(id)` does not host store `\(request.store)`")))
-        }
-        // Past what a message may carry the coordinator would drop it, or libzmq cut the connection (ZMQ_MAXMSGSIZE):
-        // say so instead.
-        guard state.count <= codec.limits.maxBytesField else {
-            logger.warning("state too large to send", metadata: ["store": "\(store.name)", "bytes": "\(state.count)"])
-            return send(.error(.init(
-                requestID: request.requestID, code: .invalidRequest,
-                message: "store `\(store.name)` on worker `\(id)` holds \(state.count) bytes of state, more than the "
-                    + "\(codec.limits.maxBytesField) a message may carry")))
-        }
-        // The state includes the dispatch in hand if the store already ran in it; the coordinator keeps a snapshot
-        // only if its sequence has completed.
-        send(.state(.init(
-            requestID: request.requestID, store: store.name, worker: id, sequence: appliedSequence(of: store.name),
-            digest: digest(of: store), state: state)))
-    }
 }

@@ -8,6 +8,8 @@ extension WorkerEngine {
 
     func sayHello() {
         session.saidHello(at: now)
+        // The coordinator answers with the snapshots this worker needs, afresh.
+        downloads.abandonAll()
         let declarations = stores.map { store in
             StoreDeclaration(
                 name: store.name, dependsOn: store.dependencies, handlesAll: store.handlesAllActions,
@@ -52,7 +54,8 @@ extension WorkerEngine {
 
     /// Sends READY once caught up, with a working subscription and nothing in hand.
     func readyIfCaughtUp() {
-        guard phase == .catchingUp, session.heardOnSubscriber, current == nil, catchUp.isCaughtUp(applied: lastApplied)
+        guard phase == .catchingUp, session.heardOnSubscriber, current == nil, downloads.isEmpty,
+            catchUp.isCaughtUp(applied: lastApplied)
         else { return }
         session.wentLive()
         send(.ready(.init(epoch: epoch, lastApplied: lastApplied)))
@@ -64,6 +67,8 @@ extension WorkerEngine {
     /// Fetches what the coordinator has that we lack, including a dispatch in hand it has moved past (to settle it
     /// from the record); then READY, if that was all.
     func fetchWhatIsMissing() {
+        // A snapshot still arriving moves `lastApplied`: fetching from before it would ask for what the log dropped.
+        guard downloads.isEmpty else { return }
         let inHand = current.map { (sequence: $0.sequence, begunAt: $0.begunAt) }
         if let range = catchUp.wanted(applied: lastApplied, inHand: inHand, now: now, patience: heartbeatInterval) {
             requestFetch(from: range.lowerBound, to: range.upperBound)

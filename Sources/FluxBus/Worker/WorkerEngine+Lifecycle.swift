@@ -25,6 +25,7 @@ extension WorkerEngine {
                 return sayHello()
             }
             send(.heartbeat(.init(epoch: epoch, sequence: lastApplied)))
+            checkTransfers()
             if catchUp.fetchOverdue(at: now) { fetchWhatIsMissing() }
         }
     }

@@ -8,13 +8,10 @@ import Logging
 /// history recorded for it settle the stores that wait for it here.
 extension WorkerEngine {
 
-    func receive(_ snapshot: Message.Snapshot) {
-        // Only in answer to our HELLO: joining (before WELCOME) or catching up.
-        guard session.hasSaidHello, phase == .joining || phase == .catchingUp else {
+    /// A whole SNAPSHOT (inline, or reassembled from its chunks and checked against its checksum).
+    func snapshotArrived(_ snapshot: Message.Snapshot) {
+        guard phase == .joining || phase == .catchingUp else {
             return drop(snapshot, because: "this worker is not joining or catching up")
-        }
-        guard storesByName[snapshot.store] != nil else {
-            return drop(snapshot, because: "this worker does not host the store")
         }
         if phase == .joining {
             // Its WELCOME follows; install then, if the WELCOME is of the same epoch.
@@ -51,18 +48,18 @@ extension WorkerEngine {
                 "store": "\(store.name)", "snapshot": "\(snapshot.sequence)", "applied": "\(applied)",
             ])
         }
-        // The digest covers the state, not its bytes (PROTOCOL.md, Appendix A): it is checked once restored, and the
-        // store goes back to what it held if they differ.
-        let previous = try? store.encodedState()
+        let previous = store.takeStateCopy()
         do {
             try store.restore(fromJSON: snapshot.state.isEmpty ? snapshots.initialState(of: store.name) : snapshot.state)
         } catch {
+            store.restore(previous)
             return drop(snapshot, because: "its state does not decode: \(error)")
         }
-        // Empty state means "the store did not exist yet": its digest is 0 by convention.
-        guard snapshot.state.isEmpty || digest(of: store) == snapshot.digest else {
-            if let previous { try? store.restore(fromJSON: previous) }
-            return drop(snapshot, because: "its digest is not that of its state")
+        // Empty state means "the store did not exist yet": its digest is 0 by convention. Otherwise the restored
+        // store must digest as the replica that gave the state said it did.
+        if !snapshot.state.isEmpty, digest(of: store) != snapshot.digest {
+            store.restore(previous)
+            return drop(snapshot, because: "the restored state's digest is not the announced \(snapshot.digest)")
         }
         // Its state is the snapshot's now, not what its latest run left.
         lastRuns[store.name] = nil

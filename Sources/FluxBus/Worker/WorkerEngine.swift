@@ -40,6 +40,12 @@ final class WorkerEngine {
     var earlyArrivals = EarlyArrivals()
     var acknowledged = AckMemory()
     var snapshots: SnapshotProgress
+    /// STATEs being encoded or PULLed from this worker.
+    var outbound = StateTransfers()
+    /// SNAPSHOTs arriving in chunks.
+    var downloads = SnapshotDownloads()
+    /// The bytes a STATE carries inline and a PULL asks for (the shell sets it; the simulator makes it tiny).
+    var transferChunkBytes = TransferWindow.defaultChunkSize
     /// The last sequence every hosted store has applied (or a snapshot brought past).
     var lastApplied: UInt64
     /// Each hosted store's latest result and the sequence it ran in, reported with a fresh digest when the worker
@@ -98,6 +104,7 @@ final class WorkerEngine {
         case .shutdown: beginShutdown()
         case .shutdownOverdue(let reason): stopNow(reason: reason)
         case .handshakeFailed(let reason): refuse(reason)
+        case .stateEncoded(let requestID, let result): stateEncoded(requestID, result)
         }
     }
 
@@ -178,6 +185,8 @@ final class WorkerEngine {
             fetchWhatIsMissing()
         case .stateRequest(let request):
             answer(request)
+        case .error(let error) where downloads.has(error.requestID):
+            snapshotGone(error)
         case .error(let error):
             emit(.cascadeRefused(requestID: error.requestID, code: error.code, message: error.message))
             logger.warning("the coordinator refused a dispatch from a handler", metadata: [
@@ -187,6 +196,10 @@ final class WorkerEngine {
             break
         case .snapshot(let snapshot):
             receive(snapshot)
+        case .pull(let pull):
+            serve(pull)
+        case .chunk(let chunk):
+            receive(chunk)
         case .hello, .ready, .ack, .fetch, .dispatch, .dispatchBatch, .statusRequest, .status, .graphRequest, .graph, .state,
             .batchResult, .bundle:
             malformedCount += 1
@@ -207,4 +220,6 @@ final class WorkerEngine {
     func pendingCheckpoint(_ checkpoint: Checkpoint) { pendingEffects.append(.writeCheckpoint(checkpoint)) }
 
     func pendingStop(_ error: BusError?) { pendingEffects.append(.stop(error)) }
+
+    func pendingEncode(_ requestID: String, _ copy: StoreStateCopy) { pendingEffects.append(.encodeState(requestID: requestID, copy)) }
 }

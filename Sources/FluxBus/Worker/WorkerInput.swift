@@ -1,3 +1,4 @@
+import Flux
 import FluxBusProtocol
 
 /// What happens to a worker: the inputs its engine handles, each at a time the shell (or the simulator) gives.
@@ -16,6 +17,24 @@ enum WorkerInput {
     case shutdownOverdue(reason: String)
     /// The connection's security handshake failed: this worker cannot join as configured.
     case handshakeFailed(reason: String)
+    /// A state copied for a STATE_REQUEST was encoded (off the I/O thread), or could not be.
+    case stateEncoded(requestID: String, Result<EncodedState, BusError>)
+}
+
+/// A store state's bytes and their FNV-1a 64 checksum, computed together off the I/O thread.
+struct EncodedState: Sendable {
+    let bytes: [UInt8]
+    let checksum: UInt64
+
+    /// Encodes `copy`: the work the shell does on its encoding queue, and the simulator in line.
+    static func encode(_ copy: StoreStateCopy) -> Result<EncodedState, BusError> {
+        do {
+            let bytes = try copy.encoded()
+            return .success(EncodedState(bytes: bytes, checksum: StateDigest.fnv1a64(bytes)))
+        } catch {
+            return .failure(BusError(code: .usage, message: "\(error)"))
+        }
+    }
 }
 
 /// What a worker's engine asks its shell to do.
@@ -30,4 +49,6 @@ enum WorkerEffect {
     case event(WorkerEvent)
     /// The worker stopped: with an error when it was refused or cannot go on.
     case stop(BusError?)
+    /// Encode this copy of a store's state away from the I/O thread, then hand it back as ``WorkerInput/stateEncoded(requestID:_:)``.
+    case encodeState(requestID: String, StoreStateCopy)
 }

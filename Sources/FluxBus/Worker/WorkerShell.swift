@@ -1,3 +1,5 @@
+import Dispatch
+import Flux
 import FluxBusProtocol
 import Logging
 import ZeroMQ
@@ -24,6 +26,8 @@ final class WorkerShell {
     private let logger: Logger
     /// Fault injection: see ``WorkerConfiguration/dropPublishedRate``.
     private let dropPublishedRate: Double
+    /// Where states are encoded for STATE: one serial queue, off the I/O thread and off Swift's cooperative pool.
+    private let encoder = DispatchQueue(label: "fluxbus-worker-encode")
 
     init(
         engine: WorkerEngine, liveness: LivenessGuard, scope: IOLoopScope, dealer: ZMQSocket, configuration: WorkerConfiguration,
@@ -115,7 +119,19 @@ final class WorkerShell {
                 events.yield(event)
             case .stop(let error):
                 onStop(error)
+            case .encodeState(let requestID, let copy):
+                encode(copy, for: requestID)
             }
+        }
+    }
+
+    /// Encodes a state copy on ``encoder`` and hands the bytes back to the engine on the I/O thread.
+    private func encode(_ copy: StoreStateCopy, for requestID: String) {
+        let shell = IOLoopBound(self, scope: scope)
+        let loop = scope.loop
+        encoder.async {
+            let result = EncodedState.encode(copy)
+            loop.execute { _ in shell.value.handle(.stateEncoded(requestID: requestID, result)) }
         }
     }
 

@@ -88,9 +88,12 @@ extension Message {
             public static let timeout = Code(rawValue: 8)
             /// 9: the request id was used before for other actions or another payload.
             public static let requestIDReused = Code(rawValue: 9)
-            /// 10: no store can run the action (none handles its type, or those that do wait for a store nobody
+            /// 10: a PULL named a transfer its sender no longer holds (expired, replaced, or the sender restarted);
+            /// the receiver abandons it and asks again from the start.
+            public static let transferGone = Code(rawValue: 10)
+            /// 11: no store can run the action (none handles its type, or those that do wait for a store nobody
             /// hosts); sent only by a coordinator that refuses such dispatches.
-            public static let unhandled = Code(rawValue: 10)
+            public static let unhandled = Code(rawValue: 11)
 
             /// The code's name, such as `busy`, or its number when unknown.
             public var description: String {
@@ -104,7 +107,8 @@ extension Message {
                 case 7: "internal"
                 case 8: "timeout"
                 case 9: "request id reused"
-                case 10: "unhandled"
+                case 10: "transfer gone"
+                case 11: "unhandled"
                 default: "code \(rawValue)"
                 }
             }

@@ -99,7 +99,8 @@ extension Message {
     }
 
     /// SNAPSHOT (0x0C), coordinator → worker over ROUTER: install this state of `store` as of
-    /// `sequence`, then catch up from `sequence + 1`.
+    /// `sequence`, then catch up from `sequence + 1`. It opens a transfer: `state` holds the state's first bytes, and
+    /// when they are fewer than `size` the worker PULLs the rest under `transfer` (docs/PROTOCOL.md, "Transfers").
     public struct Snapshot: Sendable, Hashable {
         /// The coordinator's current epoch.
         public var epoch: UInt64
@@ -107,18 +108,38 @@ extension Message {
         public var store: String
         /// The last sequence applied to this state.
         public var sequence: UInt64
-        /// FNV-1a 64 of `state`.
+        /// The store's state digest, as the replica that gave the state reported it in its ACKs.
         public var digest: UInt64
-        /// The store's canonical state bytes (JSON by convention).
+        /// The state's whole size in bytes.
+        public var size: UInt64
+        /// FNV-1a 64 of all `size` bytes: what the receiver checks the reassembled bytes against.
+        public var checksum: UInt64
+        /// The id the worker PULLs the rest under.
+        public var transfer: String
+        /// The first bytes of the store's canonical state (JSON by convention); all of it when `size` fits, and once a
+        /// receiver (such as ``BusClient``) has reassembled it.
         public var state: [UInt8]
 
         /// A SNAPSHOT with the given fields.
-        public init(epoch: UInt64, store: String, sequence: UInt64, digest: UInt64, state: [UInt8]) {
+        public init(
+            epoch: UInt64, store: String, sequence: UInt64, digest: UInt64, size: UInt64, checksum: UInt64,
+            transfer: String, state: [UInt8]
+        ) {
             self.epoch = epoch
             self.store = store
             self.sequence = sequence
             self.digest = digest
+            self.size = size
+            self.checksum = checksum
+            self.transfer = transfer
             self.state = state
+        }
+
+        /// A SNAPSHOT that carries the whole of `state` inline.
+        public init(epoch: UInt64, store: String, sequence: UInt64, digest: UInt64, state: [UInt8]) {
+            self.init(
+                epoch: epoch, store: store, sequence: sequence, digest: digest, size: UInt64(state.count),
+                checksum: StateDigest.fnv1a64(state), transfer: "", state: state)
         }
     }
 }
@@ -176,13 +197,16 @@ extension Message.Replay: WireItem {
 }
 
 extension Message.Snapshot: WireItem {
-    package init() { self.init(epoch: 0, store: "", sequence: 0, digest: 0, state: []) }
+    package init() { self.init(epoch: 0, store: "", sequence: 0, digest: 0, size: 0, checksum: 0, transfer: "", state: []) }
 
     package mutating func visit<V: WireVisitor>(_ visitor: inout V) throws(V.Failure) {
         try visitor.u64(&epoch, "epoch")
         try visitor.string(&store, "store")
         try visitor.u64(&sequence, "sequence")
         try visitor.u64(&digest, "digest")
+        try visitor.u64(&size, "size")
+        try visitor.u64(&checksum, "checksum")
+        try visitor.string(&transfer, "transfer")
         try visitor.bytes(&state, "state")
     }
 }

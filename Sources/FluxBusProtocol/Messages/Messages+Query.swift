@@ -101,9 +101,11 @@ extension Message {
         }
     }
 
-    /// STATE (0x18), worker → coordinator, and coordinator → client: one replica's state of a store.
+    /// STATE (0x18), worker → coordinator, and coordinator → client: one replica's state of a store. It opens a
+    /// transfer under `requestID`: `state` holds the state's first bytes, and when they are fewer than `size` the
+    /// receiver PULLs the rest (docs/PROTOCOL.md, "Transfers").
     public struct State: Sendable, Hashable {
-        /// The STATE_REQUEST's request id.
+        /// The STATE_REQUEST's request id; also the transfer's id.
         public var requestID: String
         /// The store.
         public var store: String
@@ -111,19 +113,36 @@ extension Message {
         public var worker: String
         /// The last sequence applied to this state.
         public var sequence: UInt64
-        /// FNV-1a 64 of `state`.
+        /// The store's state digest, as the replica reports it in its ACKs.
         public var digest: UInt64
-        /// The store's canonical state bytes (JSON by convention).
+        /// The state's whole size in bytes.
+        public var size: UInt64
+        /// FNV-1a 64 of all `size` bytes: what the receiver checks the reassembled bytes against.
+        public var checksum: UInt64
+        /// The first bytes of the store's canonical state (JSON by convention); all of it when `size` fits, and once a
+        /// receiver (such as ``BusClient``) has reassembled it.
         public var state: [UInt8]
 
         /// A STATE with the given fields.
-        public init(requestID: String, store: String, worker: String, sequence: UInt64, digest: UInt64, state: [UInt8]) {
+        public init(
+            requestID: String, store: String, worker: String, sequence: UInt64, digest: UInt64, size: UInt64,
+            checksum: UInt64, state: [UInt8]
+        ) {
             self.requestID = requestID
             self.store = store
             self.worker = worker
             self.sequence = sequence
             self.digest = digest
+            self.size = size
+            self.checksum = checksum
             self.state = state
+        }
+
+        /// A STATE that carries the whole of `state` inline.
+        public init(requestID: String, store: String, worker: String, sequence: UInt64, digest: UInt64, state: [UInt8]) {
+            self.init(
+                requestID: requestID, store: store, worker: worker, sequence: sequence, digest: digest,
+                size: UInt64(state.count), checksum: StateDigest.fnv1a64(state), state: state)
         }
     }
 }
@@ -184,7 +203,7 @@ extension Message.StateRequest: WireItem {
 }
 
 extension Message.State: WireItem {
-    package init() { self.init(requestID: "", store: "", worker: "", sequence: 0, digest: 0, state: []) }
+    package init() { self.init(requestID: "", store: "", worker: "", sequence: 0, digest: 0, size: 0, checksum: 0, state: []) }
 
     package mutating func visit<V: WireVisitor>(_ visitor: inout V) throws(V.Failure) {
         try visitor.string(&requestID, "requestID")
@@ -192,6 +211,8 @@ extension Message.State: WireItem {
         try visitor.string(&worker, "worker")
         try visitor.u64(&sequence, "sequence")
         try visitor.u64(&digest, "digest")
+        try visitor.u64(&size, "size")
+        try visitor.u64(&checksum, "checksum")
         try visitor.bytes(&state, "state")
     }
 }

@@ -37,12 +37,22 @@ enum Examples {
         outcomes: [.init(store: "country", worker: "w1", status: .ok, digest: StateDigest.fnv1a64(countryState))]
     ))
 
+    /// A fresh replica of `kv` joins from a 39-byte snapshot, in chunks of 16 bytes (FluxBus's are 1 MiB).
+    static let kvState = utf8(#"{"a":{"qty":1},"b":{"qty":2},"c":"xyz"}"#)
+    static let snapshotHeader = Message.snapshot(.init(
+        epoch: 1, store: "kv", sequence: 7, digest: 0x1D16_E570_0000_0007, size: UInt64(kvState.count),
+        checksum: StateDigest.fnv1a64(kvState), transfer: "snapshot/7/kv", state: Array(kvState[0..<16])
+    ))
+    static let snapshotPull = Message.pull(.init(transfer: "snapshot/7/kv", offset: 16, maxBytes: 16))
+    static let snapshotChunk = Message.chunk(.init(transfer: "snapshot/7/kv", offset: 16, bytes: Array(kvState[16..<32])))
+
     /// The named exchanges, in the order the document shows them.
     static let documented: [(name: String, message: Message)] = [
         ("join-hello", joinHello), ("join-welcome", joinWelcome), ("join-heartbeat", joinHeartbeat),
         ("join-ready", joinReady),
         ("dispatch-dispatch", dispatchRequest), ("dispatch-action", dispatchAction),
         ("dispatch-ack", dispatchAck), ("dispatch-result", dispatchResult),
+        ("snapshot-header", snapshotHeader), ("snapshot-pull", snapshotPull), ("snapshot-chunk", snapshotChunk),
     ]
 
     // MARK: One of every command, with non-ASCII text, absent and present optionals
@@ -94,7 +104,8 @@ enum Examples {
             .init(name: "price", dependsOn: ["city"], handlesAll: false, handles: ["country-update", "city-update"], replicas: 0),
         ])),
         .stateRequest(.init(requestID: "st-1", store: "price")),
-        .state(.init(requestID: "st-1", store: "price", worker: "w3", sequence: 43, digest: 77, state: utf8(#"{"price":"€120"}"#))),
+        .state(.init(requestID: "st-2", store: "kv", worker: "w3", sequence: 44, digest: 78, size: 3_000_000,
+                     checksum: 0x0123_4567_89AB_CDEF, state: utf8(#"{"entries":{"k1""#))),
         .completed(.init(epoch: 7, sequence: 43, actionType: "counter.add", elapsedMicros: 12, outcomes: [
             .init(store: "counter", worker: "w1", status: .failed, message: "overflow", digest: 3),
         ])),
@@ -109,5 +120,7 @@ enum Examples {
             .heartbeat(.init(epoch: 7, sequence: 42)),
             .ack(.init(epoch: 7, sequence: 43, results: [.init(store: "counter", status: .ok, digest: 5)])),
         ]),
+        .pull(.init(transfer: "st-2", offset: 1 << 20, maxBytes: 1 << 20)),
+        .chunk(.init(transfer: "snapshot/42/kv", offset: 17, bytes: utf8(#":{"qty":1},"k2""#))),
     ]
 }
