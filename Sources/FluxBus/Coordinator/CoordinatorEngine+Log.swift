@@ -146,7 +146,9 @@ extension CoordinatorEngine {
             }
             return
         }
-        guard recovery == nil, snapshotRounds.isDue(at: now, lastCompleted: lastCompleted, oldestRetained: log.oldestRetained)
+        guard recovery == nil, snapshotRounds.isDue(
+            at: now, lastCompleted: lastCompleted, oldestRetained: log.oldestRetained,
+            snapshotBytes: log.snapshots.values.reduce(0) { $0 + $1.size })
         else { return }
         let replicas = log.knownStores.compactMap { store in membership.liveReplicas(of: store).first.map { (store, $0) } }
         for query in snapshotRounds.begin(asking: replicas, until: now.advanced(by: configuration.ackTimeout)) {

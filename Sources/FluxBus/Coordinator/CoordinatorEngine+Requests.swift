@@ -72,6 +72,7 @@ extension CoordinatorEngine {
         let first = lastLogged + 1
         let origin = origin(of: routingID)
         for action in actions {
+            snapshotRounds.logged(payloadBytes: action.payload.count)
             lastLogged += 1
             log.append(
                 sequence: lastLogged, epoch: epoch, action: action, origin: origin, requestID: requestID,

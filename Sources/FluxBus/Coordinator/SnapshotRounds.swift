@@ -1,8 +1,11 @@
 /// When the coordinator asks replicas for their stores' states so that it can compact its log, which answers it
 /// still awaits, and how far the log may then be cut.
 ///
-/// A round starts once the log holds a quarter more than it must retain; it asks one live replica per known store,
-/// and ends when every answer came or its deadline passed. The next round waits a second after that.
+/// A round starts once the log holds a quarter more than it must retain, and once the log has grown by at least as
+/// many bytes as the snapshots the last round took: a round reads and stores every store's whole state, so this keeps
+/// compaction's cost within the log's own (a large state is snapshotted less often, never on every quarter). It asks
+/// one live replica per known store, and ends when every answer came or its deadline passed. The next round waits a
+/// second after that.
 struct SnapshotRounds {
     /// At least this many completed entries stay in the log.
     let retain: UInt64
@@ -11,6 +14,11 @@ struct SnapshotRounds {
     private var roundEndsAt: MonotonicTime?
     private var nextRoundAt: MonotonicTime
     private var issued = 0
+    /// Bytes logged since the last round began (payloads, and a row's overhead per entry).
+    private var loggedBytes: UInt64 = 0
+
+    /// What one log entry costs besides its payload, roughly: the bound counts entries of tiny payloads too.
+    static let entryOverhead: UInt64 = 64
 
     init(retain: Int, now: MonotonicTime) {
         self.retain = UInt64(retain)
@@ -19,15 +27,24 @@ struct SnapshotRounds {
 
     var isUnderWay: Bool { roundEndsAt != nil }
 
-    /// Whether a round should start: none under way or resting, and the log past its retention by a quarter.
-    func isDue(at now: MonotonicTime, lastCompleted: UInt64, oldestRetained: UInt64) -> Bool {
-        guard roundEndsAt == nil, now >= nextRoundAt, lastCompleted >= oldestRetained else { return false }
+    /// Counts an entry the log took.
+    mutating func logged(payloadBytes: Int) {
+        loggedBytes &+= UInt64(payloadBytes) + Self.entryOverhead
+    }
+
+    /// Whether a round should start: none under way or resting, the log past its retention by a quarter, and grown
+    /// since the last round by at least `snapshotBytes`, what the stores' current snapshots hold.
+    func isDue(at now: MonotonicTime, lastCompleted: UInt64, oldestRetained: UInt64, snapshotBytes: UInt64) -> Bool {
+        guard roundEndsAt == nil, now >= nextRoundAt, lastCompleted >= oldestRetained, loggedBytes >= snapshotBytes else {
+            return false
+        }
         return lastCompleted - oldestRetained + 1 > retain + max(retain / 4, 1)
     }
 
     /// Starts a round that asks each `(store, worker)`, ending at `deadline`; returns the query id for each.
     mutating func begin(asking replicas: [(store: String, worker: String)], until deadline: MonotonicTime) -> [(queryID: String, store: String, worker: String)] {
         roundEndsAt = deadline
+        loggedBytes = 0
         return replicas.map { replica in
             issued += 1
             let queryID = "snapshot-\(issued)"
