@@ -47,8 +47,10 @@ extension SimCluster {
                 agenda.schedule(
                     .subscriptionUp(index, incarnation: workers[index].incarnation),
                     at: now + Int64.random(in: 1_000...200_000, using: &random))
-            case .writeCheckpoint(let checkpoint):
-                workers[index].checkpoint = checkpoint
+            case .writeCheckpoint(let draft):
+                // The shell encodes and writes it on another thread; a crash before it lands is a crash before it was
+                // taken, so here it lands at once.
+                workers[index].checkpoint = try! draft.encoded()
             case .event(.applied(let sequence, let store, let status)):
                 checker.applied(by: workers[index].id, sequence: sequence, store: store, status: status)
             case .event(.snapshotInstalled):

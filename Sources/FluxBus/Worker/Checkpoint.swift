@@ -10,11 +10,11 @@ import Glibc
 ///
 /// JSON, with a format version. Written only between dispatches, so the states are exactly those after
 /// `lastApplied`, except a store a SNAPSHOT brought further, whose `appliedThrough` says how far.
-struct Checkpoint: Codable, Equatable {
+struct Checkpoint: Codable, Equatable, Sendable {
     /// The format this code writes and reads.
     static let currentFormat = 1
 
-    struct StoreState: Codable, Equatable {
+    struct StoreState: Codable, Equatable, Sendable {
         var name: String
         /// Set when a snapshot brought the store beyond `lastApplied`.
         var appliedThrough: UInt64?
@@ -23,7 +23,7 @@ struct Checkpoint: Codable, Equatable {
         var state: Data
     }
 
-    struct Result: Codable, Equatable {
+    struct Result: Codable, Equatable, Sendable {
         var store: String
         var status: UInt8
         var message: String
@@ -31,7 +31,7 @@ struct Checkpoint: Codable, Equatable {
         var digest: UInt64
     }
 
-    struct Acknowledged: Codable, Equatable {
+    struct Acknowledged: Codable, Equatable, Sendable {
         var sequence: UInt64
         var results: [Result]
     }

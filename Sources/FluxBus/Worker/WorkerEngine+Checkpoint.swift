@@ -9,23 +9,14 @@ extension WorkerEngine {
     /// How many applied sequences' results a checkpoint keeps, to re-acknowledge after a restart.
     static let checkpointAcknowledgements = 64
 
-    /// The checkpoint of the worker as it stands, or nil while a dispatch is in hand: then some stores' states
-    /// include it and others do not, and `lastApplied` says neither.
-    func checkpoint() -> Checkpoint? {
+    /// The checkpoint of the worker as it stands, its states as copies to encode elsewhere, or nil while a dispatch
+    /// is in hand: then some stores' states include it and others do not, and `lastApplied` says neither.
+    func checkpoint() -> CheckpointDraft? {
         guard current == nil else { return nil }
-        var states: [Checkpoint.StoreState] = []
-        for store in stores {
-            guard let state = try? store.encodedState() else {
-                logger.error("cannot encode the state of store `\(store.name)` for the checkpoint")
-                return nil
-            }
-            states.append(.init(
-                name: store.name, appliedThrough: snapshots.appliedThrough(store.name), digest: StateDigest.fnv1a64(state),
-                state: Data(state)))
-        }
         let recent = acknowledged.recent(Self.checkpointAcknowledgements, through: lastApplied)
-        return Checkpoint(
-            worker: id, lastApplied: lastApplied, chain: chain, stores: states,
+        return CheckpointDraft(
+            worker: id, lastApplied: lastApplied, chain: chain,
+            stores: stores.map { .init(name: $0.name, appliedThrough: snapshots.appliedThrough($0.name), state: $0.takeStateCopy()) },
             acknowledged: recent.map { .init(sequence: $0.sequence, results: $0.results.map(Checkpoint.Result.init)) })
     }
 
@@ -36,7 +27,8 @@ extension WorkerEngine {
         pendingCheckpoint(checkpoint)
     }
 
-    /// The shell could not write the checkpoint: the previous one stands, and the next interval tries again.
+    /// The shell could not write the checkpoint, or was still writing the last one: the previous one stands, and the
+    /// next interval tries again.
     func checkpointWriteFailed() {
         checkpointStale = true
     }

@@ -217,7 +217,7 @@ final class WorkerEngine {
 
     func pendingSubscription(_ endpoint: String) { pendingEffects.append(.subscribe(endpoint)) }
 
-    func pendingCheckpoint(_ checkpoint: Checkpoint) { pendingEffects.append(.writeCheckpoint(checkpoint)) }
+    func pendingCheckpoint(_ checkpoint: CheckpointDraft) { pendingEffects.append(.writeCheckpoint(checkpoint)) }
 
     func pendingStop(_ error: BusError?) { pendingEffects.append(.stop(error)) }
 

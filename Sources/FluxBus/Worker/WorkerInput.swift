@@ -44,7 +44,7 @@ enum WorkerEffect {
     /// Subscribe to the coordinator's stream at this endpoint, replacing any earlier subscription.
     case subscribe(String)
     /// Replace the checkpoint file with this checkpoint, durably.
-    case writeCheckpoint(Checkpoint)
+    case writeCheckpoint(CheckpointDraft)
     /// Report an event to the worker's owner (and, for `applied`, the journal).
     case event(WorkerEvent)
     /// The worker stopped: with an error when it was refused or cannot go on.

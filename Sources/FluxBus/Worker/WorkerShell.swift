@@ -28,6 +28,10 @@ final class WorkerShell {
     private let dropPublishedRate: Double
     /// Where states are encoded for STATE: one serial queue, off the I/O thread and off Swift's cooperative pool.
     private let encoder = DispatchQueue(label: "fluxbus-worker-encode")
+    /// Where checkpoints are encoded and written, one at a time, off the I/O thread.
+    private let checkpointWriter = DispatchQueue(label: "fluxbus-worker-checkpoint")
+    /// Whether a checkpoint is being written; the next is taken at the interval after it.
+    private var checkpointInFlight = false
 
     init(
         engine: WorkerEngine, liveness: LivenessGuard, scope: IOLoopScope, dealer: ZMQSocket, configuration: WorkerConfiguration,
@@ -103,26 +107,48 @@ final class WorkerShell {
                     logger.error("cannot subscribe to the publish endpoint", metadata: ["publish": "\(endpoint)", "error": "\(error)"])
                     handle(.handshakeFailed(reason: "cannot subscribe to \(endpoint): \(error)"))
                 }
-            case .writeCheckpoint(let checkpoint):
-                guard let file = checkpointFile else { continue }
-                do {
-                    try file.write(checkpoint)
-                    logger.debug("checkpoint written", metadata: ["seq": "\(checkpoint.lastApplied)", "file": "\(file.path)"])
-                } catch {
-                    logger.error("cannot write the checkpoint; the previous one stands", metadata: ["error": "\(error)"])
-                    engine.checkpointWriteFailed()
-                }
+            case .writeCheckpoint(let draft):
+                write(draft)
             case .event(let event):
                 if case .applied(let sequence, let store, let status) = event {
                     journal?.record(sequence: sequence, store: store, status: status)
                 }
                 events.yield(event)
             case .stop(let error):
+                // The last checkpoint is on disk before the worker says it stopped.
+                checkpointWriter.sync {}
                 onStop(error)
             case .encodeState(let requestID, let copy):
                 encode(copy, for: requestID)
             }
         }
+    }
+
+    /// Encodes and writes a checkpoint on ``checkpointWriter``: a large state takes seconds to encode, and the I/O
+    /// thread goes on meanwhile. One at a time; one due while another is written waits for the next interval.
+    private func write(_ draft: CheckpointDraft) {
+        guard let file = checkpointFile else { return }
+        guard !checkpointInFlight else { return engine.checkpointWriteFailed() }
+        checkpointInFlight = true
+        let shell = IOLoopBound(self, scope: scope)
+        let (loop, logger) = (scope.loop, logger)
+        checkpointWriter.async {
+            var failure: (any Error)?
+            do {
+                try file.write(try draft.encoded())
+                logger.debug("checkpoint written", metadata: ["seq": "\(draft.lastApplied)", "file": "\(file.path)"])
+            } catch {
+                logger.error("cannot write the checkpoint; the previous one stands", metadata: ["error": "\(error)"])
+                failure = error
+            }
+            let failed = failure != nil
+            loop.execute { _ in shell.value.checkpointWritten(failed: failed) }
+        }
+    }
+
+    private func checkpointWritten(failed: Bool) {
+        checkpointInFlight = false
+        if failed, !abandoned { engine.checkpointWriteFailed() }
     }
 
     /// Encodes a state copy on ``encoder`` and hands the bytes back to the engine on the I/O thread.
