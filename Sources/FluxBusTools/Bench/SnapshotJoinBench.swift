@@ -29,7 +29,9 @@ enum SnapshotJoinBench {
             let fillRate = try await StateSizeBenchmarks.fill(client, entries: entries, label: "snapshot-join fill")
             let filled = cluster.pid(of: "bench-kv").flatMap(ProcessStats.read(pid:))?.residentBytes ?? 0
             let stateBytes = max(filled - before, 1)
-            let snapshot = try await waitForSnapshot(client, atLeast: UInt64(max(entries - retain * 2, 1)))
+            // Compaction snapshots a large store only as often as the log grows by its size, so the newest snapshot
+            // may be a good way behind: the replica replays the rest from the log.
+            let snapshot = try await waitForSnapshot(client, atLeast: UInt64(entries / 2))
 
             let clock = ContinuousClock()
             let started = clock.now
@@ -47,7 +49,7 @@ enum SnapshotJoinBench {
             report.count = entries
             report.throughput = Double(entries) / (joined.nanoseconds / 1e9)
             report.message = String(
-                format: "state ~%.0f MiB in the replica's memory; snapshot at #%llu; filled at %.0f actions/s; joined in %.1f s; "
+                format: "state ~%.0f MiB in the replica's memory; snapshot at #%llu, the rest replayed; filled at %.0f actions/s; joined in %.1f s; "
                     + "replica peak %.0f MiB; coordinator peak %.0f MiB",
                 Double(stateBytes) / 1_048_576, snapshot, fillRate, joined.nanoseconds / 1e9,
                 Double(late?.peakResidentBytes ?? 0) / 1_048_576, Double(coordinator?.peakResidentBytes ?? 0) / 1_048_576)
@@ -79,6 +81,6 @@ enum SnapshotJoinBench {
             try await Task.sleep(for: .milliseconds(200))
         }
         throw BusError(code: .unreachable, message: "the coordinator took no snapshot of kv at #\(sequence) or later within 120 s "
-            + "(its latest is #\(latest)); a state this large may not fit a snapshot")
+            + "(its latest is #\(latest))")
     }
 }
