@@ -15,10 +15,7 @@ enum SnapshotJoinBench {
             operation: "a fresh kv replica joins a store of \(entries) entries of ~100 bytes from the coordinator's snapshot "
                 + "(--retain \(retain)): start to live, and peak memory")
         report.workers = 2
-        if settings.control != nil {
-            return ScenarioReport(scenario: report.scenario, operation: report.operation, outcome: .unavailable,
-                                  message: "needs a cluster started by the benchmark; it does not run against --control")
-        }
+        if settings.control != nil { return report.unavailableAgainstACluster() }
         let cluster = try await BenchCluster(executable: settings.executable, coordinatorArguments: ["--retain", "\(retain)"])
         do {
             try cluster.startWorker("bench-kv", stores: ["kv=kv"])

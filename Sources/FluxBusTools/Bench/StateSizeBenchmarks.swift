@@ -59,10 +59,7 @@ enum StateSizeBenchmarks {
             operation: "lock-step kv.set to a kv store on 1 worker process holding \(entries) entries of ~100 bytes, "
                 + "vs. the same dispatches on the empty store")
         report.workers = 1
-        if settings.control != nil {
-            return ScenarioReport(scenario: report.scenario, operation: report.operation, outcome: .unavailable,
-                                  message: "needs a cluster started by the benchmark; it does not run against --control")
-        }
+        if settings.control != nil { return report.unavailableAgainstACluster() }
         // The log retains everything, so that no compaction snapshot lands among the measured dispatches: this
         // scenario is about a dispatch's cost (snapshot-join is about snapshots).
         try await ClusterBenchmarks.withCluster(shape, settings: settings, retain: entries * 2 + 100_000) { client, pid in
@@ -83,5 +80,13 @@ enum StateSizeBenchmarks {
                                         value: fullMedian / emptyMedian))
         }
         return report
+    }
+}
+
+extension ScenarioReport {
+    /// This scenario, reported unavailable: it starts its own cluster, with options a running one may lack.
+    func unavailableAgainstACluster() -> ScenarioReport {
+        ScenarioReport(scenario: scenario, operation: operation, outcome: .unavailable,
+                       message: "needs a cluster started by the benchmark; it does not run against --control")
     }
 }
