@@ -232,23 +232,11 @@ final class SimChecker {
 
     // MARK: - Checking
 
-    /// Independent stores' histories as the total order gives them: the ids in sequence order, through each sequence.
-    private var modelThrough: UInt64 = 0
-    private var ledgerModel: [UInt32] = []
-    private var tallyModel: [UInt32] = []
-    private var ledgerCount: [Int] = [0]
-    private var tallyCount: [Int] = [0]
+    /// The stores' histories as the total order gives them.
+    private var model = SimHistoryModel()
 
     private func extendModel(through sequence: UInt64) -> Bool {
-        while modelThrough < sequence {
-            guard let id = order[modelThrough + 1], let stores = planned[modelThrough + 1] else { return false }
-            modelThrough += 1
-            if stores.contains(SimLedger.name), !Sim.ledgerRefuses(id) { ledgerModel.append(id) }
-            if stores.contains(SimTally.name) { tallyModel.append(id) }
-            ledgerCount.append(ledgerModel.count)
-            tallyCount.append(tallyModel.count)
-        }
-        return true
+        model.extend(through: sequence, order: order, planned: planned)
     }
 
     /// A ledger a client read through the coordinator must be the ledger the total order gives at its sequence.
@@ -256,10 +244,10 @@ final class SimChecker {
         guard extendModel(through: sequence) else {
             return fail("a client read \(worker)'s ledger at #\(sequence), which was never published")
         }
-        let expected = ledgerCount[Int(sequence)]
-        guard ids == Array(ledgerModel[..<expected]) else {
+        let expected = model.history(of: SimLedger.name, through: sequence)
+        guard ids[...] == expected else {
             return fail("a client read \(worker)'s ledger at #\(sequence) with \(ids.count) ids ending \(Array(ids.suffix(3))); "
-                + "the total order gives \(expected)")
+                + "the total order gives \(expected.count)")
         }
         transfers["states read by a client", default: 0] += 1
     }
@@ -271,26 +259,22 @@ final class SimChecker {
         }
         for node in cluster.workers {
             guard let engine = node.engine else { continue }
-            check(node.id, engine, SimLedger.self, ids: \.state, model: ledgerModel, counts: \.ledgerCount)
-            check(node.id, engine, SimTally.self, ids: \.state.ids, model: tallyModel, counts: \.tallyCount)
+            check(node.id, engine, SimLedger.self, ids: \.state)
+            check(node.id, engine, SimTally.self, ids: \.state.ids)
         }
     }
 
-    private func check<S: Store>(
-        _ worker: String, _ engine: WorkerEngine, _ type: S.Type, ids: KeyPath<S, [UInt32]>, model: @autoclosure () -> [UInt32],
-        counts: KeyPath<SimChecker, [Int]>
-    ) {
+    private func check<S: Store>(_ worker: String, _ engine: WorkerEngine, _ type: S.Type, ids: KeyPath<S, [UInt32]>) {
         guard let store = engine.storesByName[S.name]?.instance as? S else { return }
         let applied = engine.appliedSequence(of: S.name)
         guard extendModel(through: applied) else {
             return fail("\(worker)'s \(S.name) applied #\(applied), which was never published")
         }
-        let expected = self[keyPath: counts][Int(applied)]
+        let expected = model.history(of: S.name, through: applied)
         let state = store[keyPath: ids]
-        guard state.count == expected, state.last == (expected > 0 ? model()[expected - 1] : nil) else {
-            let want = Array(model()[..<expected].suffix(3))
+        guard state.count == expected.count, state.last == expected.last else {
             return fail("\(worker)'s \(S.name) at #\(applied) holds \(state.count) ids ending \(Array(state.suffix(3))); "
-                + "the total order gives \(expected) ending \(want)")
+                + "the total order gives \(expected.count) ending \(Array(expected.suffix(3)))")
         }
     }
 
@@ -300,12 +284,11 @@ final class SimChecker {
         var audits: [(String, UInt64, [Int])] = []
         for node in cluster.workers {
             guard let engine = node.engine else { continue }
-            for (name, model) in [(SimLedger.name, ledgerModel), (SimTally.name, tallyModel)] {
+            for name in [SimLedger.name, SimTally.name] {
                 guard let store = engine.storesByName[name] else { continue }
                 let state = (store.instance as? SimLedger)?.state ?? (store.instance as? SimTally)?.state.ids ?? []
-                let applied = Int(engine.appliedSequence(of: name))
-                let counts = name == SimLedger.name ? ledgerCount : tallyCount
-                if Array(model[..<counts[applied]]) != state {
+                let applied = engine.appliedSequence(of: name)
+                if model.history(of: name, through: applied) != state[...] {
                     return fail("\(node.id)'s \(name) differs from the total order's history through #\(applied)")
                 }
             }
@@ -327,19 +310,9 @@ final class SimChecker {
     func acknowledged(_ ack: Message.Ack, by worker: String) {
         guard violation == nil, extendModel(through: ack.sequence) else { return }
         for result in ack.results where result.digest != 0 {
-            let expected: UInt64
-            switch result.store {
-            case SimLedger.name:
-                expected = StateDigest.fnv1a64(try! JSONCoding.encode(Array(ledgerModel[..<ledgerCount[Int(ack.sequence)]])))
-            case SimTally.name:
-                expected = TallyState(Array(tallyModel[..<tallyCount[Int(ack.sequence)]])).stateDigest
-            default:
-                continue
-            }
-            if result.digest != expected {
-                return fail("\(worker) acknowledged #\(ack.sequence) with \(result.store)'s digest \(StateDigestText.hex(result.digest)); "
-                    + "the total order's state through #\(ack.sequence) has \(StateDigestText.hex(expected))")
-            }
+            guard let expected = model.digest(of: result.store, through: ack.sequence), result.digest != expected else { continue }
+            return fail("\(worker) acknowledged #\(ack.sequence) with \(result.store)'s digest \(StateDigestText.hex(result.digest)); "
+                + "the total order's state through #\(ack.sequence) has \(StateDigestText.hex(expected))")
         }
     }
 

@@ -1,0 +1,42 @@
+import Flux
+import FluxBusProtocol
+
+/// The independent stores' histories as the total order gives them: the ids each holds in sequence order, and how
+/// many it holds through each sequence. The checker holds every replica, and every digest it reports, to these.
+struct SimHistoryModel {
+    /// The last sequence the model covers.
+    private(set) var through: UInt64 = 0
+    private(set) var ledger: [UInt32] = []
+    private(set) var tally: [UInt32] = []
+    /// How many ids each store holds through sequence `n` (index `n`).
+    private(set) var ledgerCount: [Int] = [0]
+    private(set) var tallyCount: [Int] = [0]
+
+    /// Extends the model through `sequence` from what was published; false if a sequence up to it never was.
+    mutating func extend(through sequence: UInt64, order: [UInt64: UInt32], planned: [UInt64: Set<String>]) -> Bool {
+        while through < sequence {
+            guard let id = order[through + 1], let stores = planned[through + 1] else { return false }
+            through += 1
+            if stores.contains(SimLedger.name), !Sim.ledgerRefuses(id) { ledger.append(id) }
+            if stores.contains(SimTally.name) { tally.append(id) }
+            ledgerCount.append(ledger.count)
+            tallyCount.append(tally.count)
+        }
+        return true
+    }
+
+    /// The ids `store` (the ledger or the tally) holds through `sequence`, which the model must cover.
+    func history(of store: String, through sequence: UInt64) -> ArraySlice<UInt32> {
+        store == SimLedger.name ? ledger[..<ledgerCount[Int(sequence)]] : tally[..<tallyCount[Int(sequence)]]
+    }
+
+    /// The digest a replica of `store` must report through `sequence`: the ledger's from its whole state, the
+    /// tally's as its state keeps it; nil for another store.
+    func digest(of store: String, through sequence: UInt64) -> UInt64? {
+        switch store {
+        case SimLedger.name: StateDigest.fnv1a64(try! JSONCoding.encode(Array(history(of: store, through: sequence))))
+        case SimTally.name: TallyState(Array(history(of: store, through: sequence))).stateDigest
+        default: nil
+        }
+    }
+}
