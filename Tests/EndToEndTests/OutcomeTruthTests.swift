@@ -16,6 +16,21 @@ struct OutcomeTruthTests {
         ])
     }
 
+    /// What `dispatch --json` printed.
+    static func result(_ run: CommandExit) throws -> ResultView.JSON {
+        try JSONDecoder().decode(ResultView.JSON.self, from: Data(run.output.utf8))
+    }
+
+    /// A coordinator started with `coordinatorArguments`, `replicas` live workers w1… hosting `counter`, and a client.
+    static func counterCluster(replicas: Int, _ coordinatorArguments: [String] = []) async throws -> (Cluster, BusClient) {
+        let cluster = try Cluster()
+        try cluster.startCoordinator(coordinatorArguments)
+        for index in 1...replicas { try cluster.startWorker("w\(index)", stores: ["counter=counter"]) }
+        let client = try await cluster.client()
+        try await cluster.waitUntilLive(replicas, client: client)
+        return (cluster, client)
+    }
+
     static func counter(_ client: BusClient) async throws -> String {
         String(decoding: try await client.state(of: "counter").state, as: UTF8.self)
     }
@@ -23,18 +38,14 @@ struct OutcomeTruthTests {
     /// Before: `counter lost: no live replica`, exit 1, and after SIGCONT the counter moved anyway, so a client
     /// that sent it again under a new id counted twice.
     @Test func aStoppedReplicaMakesTheOutcomeUnknownAndTheSameRequestIDLearnsIt() async throws {
-        let cluster = try Cluster()
-        try cluster.startCoordinator(["--ack-timeout", "1"])
-        try cluster.startWorker("w1", stores: ["counter=counter"])
-        let client = try await cluster.client()
-        try await cluster.waitUntilLive(1, client: client)
+        let (cluster, client) = try await Self.counterCluster(replicas: 1, ["--ack-timeout", "1"])
         let worker = try #require(cluster.pid("w1"))
 
         kill(worker, SIGSTOP)
         let stopped = try await Self.dispatch(cluster, "while-stopped", #"{"by":5}"#, requestID: "add-5")
         #expect(stopped.status == 6, "\(stopped)")
         #expect(stopped.error.contains("not known yet") && stopped.error.contains("--request-id add-5"), "\(stopped)")
-        let unknown = try JSONDecoder().decode(ResultView.JSON.self, from: Data(stopped.output.utf8))
+        let unknown = try Self.result(stopped)
         #expect(unknown.status == "unknown" && unknown.stores["counter"]?.status == "unknown", "\(unknown)")
         #expect(unknown.stores["counter"]?.unknown == 1 && unknown.stores["counter"]?.replicas == 0, "\(unknown)")
 
@@ -52,7 +63,7 @@ struct OutcomeTruthTests {
         }
         let answer = try #require(known)
         #expect(answer.status == 0, "\(answer)\n\(cluster.log("coordinator"))")
-        let result = try JSONDecoder().decode(ResultView.JSON.self, from: Data(answer.output.utf8))
+        let result = try Self.result(answer)
         #expect(result.seq == unknown.seq && result.stores["counter"]?.status == "ok", "\(result)")
         #expect(result.outcomes.contains { $0.worker == "w1" && $0.status == "ok" }, "\(result)")
         #expect(try await Self.counter(client) == #"{"value":5}"#)
@@ -63,12 +74,7 @@ struct OutcomeTruthTests {
     /// Before: on resuming, the coordinator counted its own stop as its workers' silence and marked them all lost,
     /// and each worker's queued HELLOs made it join again several times.
     @Test func aCoordinatorThatWasStoppedDoesNotBlameItsWorkers() async throws {
-        let cluster = try Cluster()
-        try cluster.startCoordinator()
-        try cluster.startWorker("w1", stores: ["counter=counter"])
-        try cluster.startWorker("w2", stores: ["counter=counter"])
-        let client = try await cluster.client()
-        try await cluster.waitUntilLive(2, client: client)
+        let (cluster, client) = try await Self.counterCluster(replicas: 2)
         let coordinator = try #require(cluster.pid("coordinator"))
 
         kill(coordinator, SIGSTOP)
@@ -77,7 +83,7 @@ struct OutcomeTruthTests {
         kill(coordinator, SIGCONT)
         let after = try await Self.dispatch(cluster, "after-stall", #"{"by":1}"#, requestID: "after-stall")
         #expect(after.status == 0, "\(after)\n\(cluster.log("coordinator"))")
-        let result = try JSONDecoder().decode(ResultView.JSON.self, from: Data(after.output.utf8))
+        let result = try Self.result(after)
         #expect(result.stores["counter"]?.applied == 2, "\(result)")
         let log = cluster.log("coordinator")
         #expect(log.contains("this coordinator did not run for a while"), "\(log)")
@@ -93,15 +99,10 @@ struct OutcomeTruthTests {
 
     /// Before: `"replicas":0` for a store whose two replicas both failed.
     @Test func jsonCountsTheReplicasThatAnsweredNotOnlyThoseThatSucceeded() async throws {
-        let cluster = try Cluster()
-        try cluster.startCoordinator()
-        try cluster.startWorker("w1", stores: ["counter=counter"])
-        try cluster.startWorker("w2", stores: ["counter=counter"])
-        let client = try await cluster.client()
-        try await cluster.waitUntilLive(2, client: client)
+        let (cluster, client) = try await Self.counterCluster(replicas: 2)
         let failed = try await Self.dispatch(cluster, "bad-add", #"{"by":"x"}"#, requestID: "bad-add")
         #expect(failed.status == 1, "\(failed)")
-        let result = try JSONDecoder().decode(ResultView.JSON.self, from: Data(failed.output.utf8))
+        let result = try Self.result(failed)
         let counter = try #require(result.stores["counter"], "\(result)")
         #expect(counter.status == "failed" && counter.replicas == 2 && counter.applied == 0 && counter.unknown == 0, "\(counter)")
         await client.close()

@@ -49,13 +49,19 @@ final class GateStore: Store {
 /// busy ERROR for one past `--max-waiters-per-request`. Real ZeroMQ over `inproc://`.
 @Suite("Waiters on one request id", .timeLimit(.minutes(1)))
 struct WaiterTests {
-    /// A bus whose worker is never written off while a test holds its handler.
-    static func patientBus(maxWaiters: Int = 1_024) async throws -> TestBus {
-        try await TestBus {
+    /// A bus whose worker (hosting the gate store, live) is never written off while a test holds its handler, a
+    /// client, and a gate of the test's own: open it (`gate.opened.signal()`) before the test ends.
+    static func patientBus(maxWaiters: Int = 1_024) async throws -> (TestBus, BusClient, gateName: String, GateStore.Gate) {
+        let bus = try await TestBus {
             $0.heartbeatInterval = .seconds(10)
             $0.ackTimeout = .seconds(120)
             $0.maxWaitersPerRequest = maxWaiters
         }
+        let client = try await bus.client()
+        bus.startWorker("w1", [HostedStore(GateStore.self)])
+        try await bus.waitUntilLive(1, client: client)
+        let gateName = UUID().uuidString
+        return (bus, client, gateName, GateStore.gate(gateName))
     }
 
     /// Sends `message` then STATUS_REQUEST on a fresh DEALER, and returns the socket once STATUS came back: the
@@ -96,12 +102,7 @@ struct WaiterTests {
     }
 
     @Test func twelveConnectionsWaitingOnOneRequestIDAllGetTheResult() async throws {
-        let bus = try await Self.patientBus()
-        let client = try await bus.client()
-        bus.startWorker("w1", [HostedStore(GateStore.self)])
-        try await bus.waitUntilLive(1, client: client)
-        let gateName = UUID().uuidString
-        let gate = GateStore.gate(gateName)
+        let (bus, client, gateName, gate) = try await Self.patientBus()
         defer { gate.opened.signal() }
         let (context, endpoint) = (bus.context, bus.control)
         let message = Self.holdMessage(gateName, requestID: "shared")
@@ -132,12 +133,7 @@ struct WaiterTests {
     }
 
     @Test func oneWaiterPastTheLimitIsRefusedAsBusyAndTheOthersGetTheResult() async throws {
-        let bus = try await Self.patientBus(maxWaiters: 3)
-        let client = try await bus.client()
-        bus.startWorker("w1", [HostedStore(GateStore.self)])
-        try await bus.waitUntilLive(1, client: client)
-        let gateName = UUID().uuidString
-        let gate = GateStore.gate(gateName)
+        let (bus, client, gateName, gate) = try await Self.patientBus(maxWaiters: 3)
         defer { gate.opened.signal() }
         let (context, endpoint) = (bus.context, bus.control)
         let message = Self.holdMessage(gateName, requestID: "limited")
@@ -176,12 +172,7 @@ struct WaiterTests {
     /// One client sending one request id twice at once: the coordinator answers a connection once, so the second
     /// call is refused at once instead of waiting for an answer that cannot come; the first gets the result.
     @Test func theSameRequestIDTwiceAtOnceOnOneClientIsRefusedNotLeftWaiting() async throws {
-        let bus = try await Self.patientBus()
-        let client = try await bus.client()
-        bus.startWorker("w1", [HostedStore(GateStore.self)])
-        try await bus.waitUntilLive(1, client: client)
-        let gateName = UUID().uuidString
-        let gate = GateStore.gate(gateName)
+        let (bus, client, gateName, gate) = try await Self.patientBus()
         defer { gate.opened.signal() }
         let payload = Array(#"{"gate":"\#(gateName)"}"#.utf8)
         let first = Task { try await client.dispatch(GateStore.hold.name, payload: payload, requestID: "twice") }

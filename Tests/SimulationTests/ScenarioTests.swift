@@ -153,4 +153,21 @@ struct ScenarioTests {
         let states = coordinator?.membership.workers.values.map { "\($0.id) \($0.state)" }.sorted() ?? []
         #expect(states == ["w1 live", "w2 live", "w3 live", "w4 live"])
     }
+
+    /// A store waiting for a store no worker hosts is never planned: every answer names it `skipped`, "not ready",
+    /// instead of reading as a success, and the tally beside it runs as usual.
+    @Test func aStoreWaitingForAStoreNobodyHostsIsReportedNotReady() {
+        let cluster = SimCluster(seed: 3, faults: .nothing, topology: .missingDependency, actionsPerClient: 5)
+        #expect(Self.settle(cluster), "\(cluster.checker.recentSteps.suffix(10))")
+        #expect(cluster.checker.violation == nil, "\(cluster.checker.violation ?? "")")
+        let answers = cluster.checker.answers.values
+        #expect(!answers.isEmpty)
+        for answer in answers {
+            let audit = answer.outcomes.filter { $0.store == SimAudit.name }
+            // One per action: a batch's answer lists each of its actions' failures.
+            #expect(!audit.isEmpty && audit.allSatisfy { $0.status == .skipped && $0.message.hasPrefix("not ready: it waits for `ledger`") },
+                    "\(answer.outcomes)")
+        }
+        #expect(answers.contains { $0.outcomes.contains { $0.store == SimTally.name && $0.status == .ok } })
+    }
 }

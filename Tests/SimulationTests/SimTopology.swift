@@ -14,4 +14,8 @@ struct SimTopology {
     static let colocatedDependent = SimTopology(stores: [
         [SimLedger.self, SimTally.self], [SimLedger.self, SimAudit.self], [SimAudit.self, SimTally.self],
     ])
+
+    /// The audit store with no ledger anywhere: it waits for a store nobody hosts, so it is never planned, and every
+    /// answer must say it was not ready.
+    static let missingDependency = SimTopology(stores: [[SimAudit.self, SimTally.self], [SimTally.self]])
 }
