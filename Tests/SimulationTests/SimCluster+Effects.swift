@@ -12,6 +12,7 @@ extension SimCluster {
                 let frames = codec.encode(message)
                 checker.coordinatorSent(message)
                 if let index = workers.firstIndex(where: { $0.routingID == routingID }) {
+                    watchesDirectSends?(message, index)
                     deliver(.toWorker(index, frames, fromSubscriber: false, generation: workers[index].generation), link: 3 * index)
                 } else if let index = clients.firstIndex(where: { $0.routingID == routingID }) {
                     deliver(.toClient(index, frames, generation: clients[index].generation), link: 100 + index)
@@ -23,6 +24,7 @@ extension SimCluster {
                 checker.coordinatorSent(message)
                 for index in workers.indices where workers[index].subscriptionReady && !workers[index].partitioned {
                     if faults.publishLoss > 0, Double.random(in: 0..<1, using: &random) < faults.publishLoss { continue }
+                    if losesPublished?(message, index) == true { continue }
                     deliver(.toWorker(index, frames, fromSubscriber: true, generation: workers[index].generation), link: 3 * index + 1)
                 }
             case .storageFailed(let error):

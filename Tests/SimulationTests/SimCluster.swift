@@ -88,10 +88,14 @@ final class SimCluster {
     var retired: Set<Int> = []
     /// A scenario's trigger: called with what reaches the coordinator; true crashes it instead of delivering.
     var crashesCoordinatorOn: ((SimCluster, [Message]) -> Bool)?
+    /// A scenario's loss: called with each published message and a subscriber; true loses it for that subscriber.
+    var losesPublished: ((Message, _ worker: Int) -> Bool)?
+    /// A scenario's count: called with each message the coordinator sends one worker directly.
+    var watchesDirectSends: ((Message, _ worker: Int) -> Void)?
 
     init(
         seed: UInt64, faults: FaultPlan? = nil, topology: SimTopology = .remoteDependents, actionsPerClient: Int = 40,
-        mutation: PlantedBug? = nil, workersDown: Set<Int> = [], idleClients: Int = 0
+        mutation: PlantedBug? = nil, workersDown: Set<Int> = [], idleClients: Int = 0, heartbeatInterval: Duration = .milliseconds(100)
     ) {
         self.seed = seed
         self.mutation = mutation
@@ -108,7 +112,7 @@ final class SimCluster {
         }
         checker = SimChecker()
         var configuration = CoordinatorConfiguration(
-            controlEndpoint: "sim://control", publishEndpoint: "sim://publish", heartbeatInterval: .milliseconds(100),
+            controlEndpoint: "sim://control", publishEndpoint: "sim://publish", heartbeatInterval: heartbeatInterval,
             retain: 30, rememberedRequests: 1_000, replayBatch: 50, tickInterval: .milliseconds(20))
         configuration.recoveryGrace = .seconds(3)
         // Tiny chunks, so that every snapshot and STATE spans many of them and faults land mid-transfer.

@@ -197,8 +197,8 @@ extension CoordinatorEngine {
         ])
     }
 
-    /// Re-sends the oldest ACTION in flight to silent replicas, with doubling gaps, and writes off those still silent
-    /// at its deadline, so that one stuck worker never stalls the bus.
+    /// Re-sends the oldest ACTION in flight to silent replicas (with the rest of the request, once), with doubling
+    /// gaps, and writes off those still silent at its deadline, so that one stuck worker never stalls the bus.
     func checkInFlight() {
         guard let head = flights.head else { return }
         if now >= flights[head].deadline {
@@ -211,7 +211,9 @@ extension CoordinatorEngine {
         guard now >= flights[head].nextResend else { return }
         for worker in flights[head].silentWorkers.sorted() {
             guard let routingID = membership.workers[worker]?.routingID else { continue }
-            resendInFlight(head, to: routingID)
+            for index in flights.indicesToResend(to: worker) { resendInFlight(index, to: routingID) }
+            // The last sequence published: a worker that lost these re-sends too knows what to FETCH.
+            send(.heartbeat(.init(epoch: epoch, sequence: lastSequence)), to: routingID)
         }
         flights[head].resendGap = min(flights[head].resendGap * 2, .seconds(1))
         flights[head].nextResend = now.advanced(by: flights[head].resendGap)

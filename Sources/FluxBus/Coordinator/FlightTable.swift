@@ -7,6 +7,8 @@ struct FlightTable {
     private var flights: [InFlightDispatch] = []
     /// How many of ``flights``, from the first, have completed.
     private var completed = 0
+    /// Per worker, the newest sequence of this request already sent to it again directly (``indicesToResend(to:)``).
+    private var resentThrough: [String: UInt64] = [:]
 
     var isIdle: Bool { request == nil }
     /// Dispatches published and not completed.
@@ -55,6 +57,16 @@ struct FlightTable {
         return flights[head]
     }
 
+    /// What to send a silent worker again: the oldest open dispatch, and every later one not yet sent it again in this
+    /// request. A worker that lost a batch's ACTIONs at once (one BUNDLE on PUB) so learns of them all in one round trip,
+    /// and a slow one is sent each dispatch of the request again at most once, not once per dispatch ahead of it.
+    mutating func indicesToResend(to worker: String) -> [Int] {
+        guard let head, let last = flights.last?.sequence else { return [] }
+        let already = resentThrough[worker] ?? 0
+        resentThrough[worker] = last
+        return [head] + ((head + 1)..<flights.count).filter { flights[$0].sequence > already }
+    }
+
     /// Whether every dispatch of the request has completed.
     var isRequestComplete: Bool { request != nil && completed == flights.count }
 
@@ -70,6 +82,7 @@ struct FlightTable {
             request = nil
             flights.removeAll(keepingCapacity: flights.count <= 64)
             completed = 0
+            resentThrough.removeAll()
         }
         return request!
     }
