@@ -36,9 +36,9 @@ extension Cluster {
 
     /// Starts the Python worker hosting one counter store, logging to `ID.log`.
     @discardableResult
-    func startPythonWorker(_ id: String, store: String) async throws -> Process {
+    func startPythonWorker(_ id: String, store: String, options: [String] = []) async throws -> Process {
         try launch(
             id, executable: try await Self.requirePython(),
-            arguments: ["-u", Self.foreignWorker.path, "--id", id, "--coordinator", control, "--store", store])
+            arguments: ["-u", Self.foreignWorker.path, "--id", id, "--coordinator", control, "--store", store] + options)
     }
 }

@@ -3,9 +3,10 @@ import FluxBus
 import FluxBusProtocol
 import Testing
 
-/// One join per restart: while the coordinator is down, a worker says HELLO again every liveness deadline, and the
-/// HELLOs queue up on its connection. Before, the restarted coordinator took each as a new join (the report saw
-/// three within a second), writing the worker off and starting its catch-up over each time.
+/// One join per restart: while the coordinator is down, a worker says HELLO again every liveness deadline. Before, the
+/// HELLOs queued up on its connection and the restarted coordinator took each as a new join (the report saw three
+/// within a second), writing the worker off and starting its catch-up over each time; then it kept the worker's
+/// standing but still WELCOMEd each. Now the worker queues one HELLO while its connection is down.
 @Suite("A worker joins a restarted coordinator once", .timeLimit(.minutes(1)))
 struct JoinOnceTests {
     @Test func queuedHellosMakeOneJoin() async throws {
@@ -38,6 +39,9 @@ struct JoinOnceTests {
             let joins = log.split(separator: "\n").filter { $0.contains("worker joined") && $0.contains("worker=\(worker)") }
             #expect(joins.count == 1, "\(worker) joined \(joins.count) times:\n\(log)")
             #expect(!log.contains("reason=rejoined"), "\(log)")
+            // And the worker queued one HELLO through the outage, not one per second: one WELCOME per coordinator.
+            let welcomes = cluster.log(worker).components(separatedBy: "welcomed, catching up").count - 1
+            #expect(welcomes == 2, "\(worker) was welcomed \(welcomes) times:\n\(cluster.log(worker))")
         }
         await client.close()
         await cluster.stop()

@@ -94,7 +94,7 @@ struct RawPeerTests {
     @Test func anotherProtocolVersionIsRefused() async throws {
         let bus = try await TestBus()
         var frames = Codec().encode(Self.hello("w1"))
-        frames[0][4] = 3
+        frames[0][4] = 2
         let answer = try await Self.exchange(frames: frames, routingID: "w1", on: bus)
         guard case .reject(let reject) = answer else {
             Issue.record("expected REJECT, got \(String(describing: answer))")
@@ -102,7 +102,7 @@ struct RawPeerTests {
             return
         }
         #expect(reject.code == .versionMismatch)
-        #expect(reject.reason.contains("version 2") && reject.reason.contains("not 3"))
+        #expect(reject.reason.contains("version 3") && reject.reason.contains("not 2"))
         let client = try await bus.client()
         #expect(try await client.status().workers.isEmpty)
         await client.close()

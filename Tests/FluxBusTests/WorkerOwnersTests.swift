@@ -79,18 +79,22 @@ struct WorkerOwnersTests {
         #expect(memory.recent(2, through: 100).map(\.sequence) == [99, 100])
     }
 
-    @Test func catchingUpPacesItsFetchesAndFetchesADispatchInHandTheBusCompleted() {
+    @Test func catchingUpKeepsOneFetchOutstandingAndFetchesADispatchInHandTheBusCompleted() {
         var catchUp = CatchUp()
         catchUp.heard(of: 20)
         #expect(catchUp.wanted(applied: 5, inHand: nil, now: .zero, patience: .seconds(1)) == 6...20)
         let soon = MonotonicTime.zero.advanced(by: .milliseconds(999))
-        let sent = catchUp.mayFetch(through: 20, at: .zero)
-        let again = catchUp.mayFetch(through: 20, at: soon)
-        catchUp.replayed(through: 19)
-        let afterPart = catchUp.mayFetch(through: 20, at: soon)
-        catchUp.replayed(through: 20)
-        let afterAll = catchUp.mayFetch(through: 20, at: soon)
-        #expect(sent && !again && !afterPart && afterAll)
+        // One FETCH outstanding: until its answer ends, or a second without one.
+        let sent = catchUp.mayFetch(through: 20, applied: 5, at: .zero)
+        let again = catchUp.mayFetch(through: 20, applied: 5, at: soon)
+        // An answer that brought nothing keeps the pacing: no FETCH loop for what has not completed yet.
+        catchUp.answerEnded(applied: 5)
+        let afterNothing = catchUp.mayFetch(through: 20, applied: 5, at: soon)
+        let afterPause = catchUp.mayFetch(through: 20, applied: 5, at: .zero.advanced(by: .seconds(1)))
+        // One that moved the worker on lets the next go at once.
+        catchUp.answerEnded(applied: 12)
+        let afterProgress = catchUp.mayFetch(through: 20, applied: 12, at: .zero.advanced(by: .seconds(1)))
+        #expect(sent && !again && !afterNothing && afterPause && afterProgress)
 
         let inHand = (sequence: UInt64(21), begunAt: MonotonicTime.zero)
         #expect(catchUp.wanted(applied: 20, inHand: inHand, now: .zero, patience: .seconds(1)) == nil)

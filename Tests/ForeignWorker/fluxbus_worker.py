@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A FluxBus worker written in Python from docs/PROTOCOL.md (FLXB/1) alone.
+"""A FluxBus worker written in Python from docs/PROTOCOL.md (FLXB/3) alone.
 
 It hosts one store of the `counter` kind: the store handles `counter.add {"by":N}` and its state
 is `{"value":N}`. The worker joins a coordinator, catches up by replay, runs and acknowledges
@@ -29,7 +29,7 @@ import zmq
 
 # --- Wire constants (PROTOCOL.md, "Framing and encoding") -----------------------------------
 
-SIGNATURE = b"FLXB\x02"  # frame 0 of every message, and the SUB subscription
+SIGNATURE = b"FLXB\x03"  # frame 0 of every message, and the SUB subscription
 
 HELLO, WELCOME, REJECT, READY, ACTION, RELEASE, ACK, FETCH, REPLAY, HEARTBEAT, GOODBYE, SNAPSHOT = range(1, 13)
 DISPATCH, RESULT, ERROR, STATUS_REQUEST, STATUS, GRAPH_REQUEST, GRAPH = range(0x10, 0x17)
@@ -53,6 +53,7 @@ CHUNK_BYTES = 1 << 20                 # what a STATE carries inline and a PULL a
 MAX_FRAME_BYTES = 16 << 20
 MAX_STRING_BYTES = 4096
 MAX_BYTES_FIELD = 8 << 20
+FETCH_RETRY = 1.0                     # seconds: a FETCH whose answer never ended is sent again
 MESSAGE_LIMIT = 1024                  # failure messages are shortened well inside MAX_STRING_BYTES
 
 EXIT_OK, EXIT_USAGE, EXIT_REFUSED = 0, 2, 4
@@ -229,7 +230,7 @@ def decode(body):
         def entry():
             action = read_action(r)
             return action, r.list(lambda: read_store_output(r), 6)
-        fields = dict(epoch=r.u64(), entries=r.list(entry, 27))
+        fields = dict(epoch=r.u64(), entries=r.list(entry, 27), last=r.bool())
     elif command == HEARTBEAT:
         fields = dict(epoch=r.u64(), sequence=r.u64())
     elif command == GOODBYE:
@@ -369,7 +370,11 @@ class Worker:
         self.heartbeat, self.deadline = 0.5, 2.0
         self.hello_wait, self.next_hello = 1.0, 0.0
         self.last_sent = self.last_heard = time.monotonic()
-        self.fetch_sent_at = None
+        self.fetch_sent_at = None     # when the one FETCH outstanding was sent
+        self.applied_when_asked = 0   # what we had applied then
+        self.lose_bundle = None       # tests: the BUNDLE of ACTIONs on SUB to lose on purpose (1 = the first)
+        self.resent_actions = 0       # ACTIONs the coordinator sent again directly (gap repair),
+        self.resent_messages = 0      # and the ZeroMQ messages that carried them
         self.malformed, self.malformed_logged_at = 0, 0.0
         self.stopping = False
         self.download = None          # the SNAPSHOT arriving in chunks: its fields and the bytes so far
@@ -385,6 +390,9 @@ class Worker:
         self.dealer = self.context.socket(zmq.DEALER)
         self.dealer.setsockopt(zmq.ROUTING_ID, self.id.encode("utf-8"))
         self.dealer.setsockopt(zmq.LINGER, 0)
+        # No queueing while no connection is up: a HELLO is sent only once the DEALER is writable, so
+        # HELLOs never pile up and bring one WELCOME (and one catch-up) each.
+        self.dealer.setsockopt(zmq.IMMEDIATE, 1)
         self.dealer.setsockopt(zmq.MAXMSGSIZE, MAX_FRAME_BYTES + 64)
         self.dealer.setsockopt(zmq.SNDHWM, 100_000)
         self.dealer.setsockopt(zmq.RCVHWM, 100_000)
@@ -416,7 +424,8 @@ class Worker:
         self.dealer.close(linger=0)
         self.close_sub()
         self.connect()
-        self.join_again()
+        self.phase, self.download = JOINING, None
+        self.hello_wait, self.next_hello = 1.0, 0.0  # HELLO once the new connection is up
 
     def send(self, frames):
         try:
@@ -461,16 +470,17 @@ class Worker:
         self.catch_up()
 
     def catch_up(self):
-        """FETCHes what has been announced and not applied (at most once per heartbeat interval),
-        and says READY once caught up with a working subscription."""
+        """FETCHes what has been announced and not applied, one FETCH outstanding at a time (until the
+        REPLAY marked last answers it, or one second without it), and says READY once caught up with a
+        working subscription."""
         # Up to the announced sequence, or just before the first ACTION kept for later.
         if self.download is not None:
             return  # a snapshot still arriving moves `applied`: FETCH after it
         target = min(self.pending) - 1 if self.pending else self.known
         if self.applied < target:
             now = time.monotonic()
-            if self.fetch_sent_at is None or now - self.fetch_sent_at >= self.heartbeat:
-                self.fetch_sent_at = now
+            if self.fetch_sent_at is None or now - self.fetch_sent_at >= FETCH_RETRY:
+                self.fetch_sent_at, self.applied_when_asked = now, self.applied
                 self.send(Writer(FETCH).u64(self.epoch).u64(self.applied + 1).u64(target).frames())
         elif self.phase == CATCHING_UP and self.heard_on_sub and not self.pending and self.applied >= self.known:
             self.phase = LIVE
@@ -532,7 +542,7 @@ class Worker:
             writer.string(name).u8(status).string(message).optional_bytes(output).u64(digest)
         self.send(writer.frames())
 
-    def apply_replay(self, entries):
+    def apply_replay(self, entries, last):
         for action, _recorded_outputs in entries:  # no dependencies: recorded outputs are not needed
             if action.sequence <= self.applied:
                 continue
@@ -542,10 +552,10 @@ class Worker:
         while self.applied + 1 in self.pending:
             self.run(self.pending.pop(self.applied + 1), live=True)
         self.pending = {seq: a for seq, a in self.pending.items() if seq > self.applied}
-        # Answered. Everything before the newest announced sequence has completed: if some of that
-        # is still missing (a REPLAY shorter than asked), ask again now. The announced sequence
-        # itself may be in flight, its ACTION re-sent right behind this REPLAY: give it time.
-        if entries and self.applied < self.known - 1:
+        # The REPLAY marked last ends the answer (the ACTIONs in flight that it re-sent came before
+        # it). If the answer moved us on, the next FETCH may go at once; if it brought nothing, the
+        # range has not completed yet: wait, rather than ask again in a loop.
+        if last and self.applied > self.applied_when_asked:
             self.fetch_sent_at = None
         self.catch_up()
 
@@ -640,6 +650,15 @@ class Worker:
             messages = [decode(body) for body in unbundle(frames[1])]
         except Malformed as error:
             return self.drop(str(error))
+        actions = [f["action"].sequence for command, f in messages if command == ACTION]
+        if from_sub and len(messages) > 1 and actions and self.lose_bundle is not None:
+            self.lose_bundle -= 1
+            if self.lose_bundle == 0:
+                self.lose_bundle = None
+                return self.log(f"lost on purpose: a BUNDLE of {len(actions)} ACTIONs, #{actions[0]} to #{actions[-1]}")
+        if not from_sub and actions:
+            self.resent_actions += len(actions)
+            self.resent_messages += 1
         for command, f in messages:
             self.handle_one(command, f, from_sub)
 
@@ -672,7 +691,7 @@ class Worker:
                 self.catch_up()
         elif command == REPLAY:
             if self.phase != JOINING and f["epoch"] == self.epoch:
-                self.apply_replay(f["entries"])
+                self.apply_replay(f["entries"], f["last"])
         elif command == SNAPSHOT:
             if self.phase == JOINING or f["epoch"] == self.epoch:
                 self.on_snapshot_header(f)
@@ -701,7 +720,10 @@ class Worker:
         now = time.monotonic()
         if self.phase == JOINING:
             if now >= self.next_hello:
-                self.say_hello()
+                if self.dealer.poll(0, zmq.POLLOUT):
+                    self.say_hello()
+                else:
+                    self.next_hello = now + 0.05  # not connected yet: a HELLO now would be dropped
             return
         if now - self.last_heard > self.deadline:
             self.log(f"the coordinator has been silent for {now - self.last_heard:.1f} s: reconnecting")
@@ -714,7 +736,7 @@ class Worker:
     def run_forever(self):
         self.connect()
         self.log(f"joining {self.endpoint} with store `{self.store.name}` (counter)")
-        self.say_hello()
+        self.next_hello = 0.0  # HELLO as soon as the DEALER is connected (tick)
         while not self.stopping:
             timeout = min(self.heartbeat / 2, 0.1)
             for socket, _ in self.poller.poll(timeout * 1000):
@@ -735,7 +757,8 @@ class Worker:
         self.dealer.close(linger=1000)  # let the GOODBYE go out
         self.close_sub()
         self.context.term()
-        self.log(f"stopped at sequence {self.applied}")
+        self.log(f"stopped at sequence {self.applied}; the coordinator re-sent {self.resent_actions} ACTIONs directly, "
+                 f"in {self.resent_messages} messages")
 
 
 def shorten(text, limit=MESSAGE_LIMIT):
@@ -746,18 +769,21 @@ def shorten(text, limit=MESSAGE_LIMIT):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description="A FluxBus worker hosting one counter store (FLXB/1).")
+    parser = argparse.ArgumentParser(description="A FluxBus worker hosting one counter store (FLXB/3).")
     parser.add_argument("--id", required=True, help="the worker id, also its DEALER routing id")
     parser.add_argument("--coordinator", default=os.environ.get("FLUXBUS_COORDINATOR", "tcp://127.0.0.1:7401"),
                         help="the coordinator's control endpoint (default: $FLUXBUS_COORDINATOR or tcp://127.0.0.1:7401)")
     parser.add_argument("--store", required=True, help="the name of the counter store to host")
     parser.add_argument("--verbose", action="store_true", help="log every dispatch applied")
+    parser.add_argument("--lose-bundle", type=int, metavar="N",
+                        help="for tests: lose the Nth BUNDLE of ACTIONs that arrives on SUB, as PUB/SUB may")
     args = parser.parse_args(argv)
     worker_id = args.id.encode("utf-8")
     if not 1 <= len(worker_id) <= 255 or worker_id[0] == 0 or not args.store:
         parser.error("--id must be 1 to 255 bytes, not starting with a zero byte; --store must not be empty")
 
     worker = Worker(args.id, args.coordinator, CounterStore(args.store), verbose=args.verbose)
+    worker.lose_bundle = args.lose_bundle
 
     def stop(signum, _frame):
         worker.stopping = True

@@ -160,6 +160,7 @@ extension CoordinatorEngine {
         }
         var from = fetch.from
         let through = min(fetch.to, lastCompleted)
+        var replies: [Message.Replay] = []
         for _ in 0..<replays {
             var entries: [ReplayEntry] = []
             if from <= through {
@@ -170,15 +171,20 @@ extension CoordinatorEngine {
                     return
                 }
             }
-            send(.replay(.init(epoch: epoch, entries: entries)), to: routingID)
+            replies.append(.init(epoch: epoch, entries: entries, isLast: false))
             guard let last = entries.last?.sequence, last < through else { break }
             from = last + 1
         }
-        // Dispatches in flight are not history yet: send their ACTIONs again, directly.
+        // Dispatches in flight are not history yet: their ACTIONs go again, directly, after the history and before
+        // the REPLAY that ends the answer, so that a worker reading that one has everything this FETCH brings.
+        var inFlight: [Int] = []
         if let open = flights.openSequences, fetch.from <= open.upperBound, fetch.to >= open.lowerBound {
-            for sequence in max(fetch.from, open.lowerBound)...min(fetch.to, open.upperBound) {
-                if let index = flights.index(of: sequence) { resendInFlight(index, to: routingID) }
-            }
+            inFlight = (max(fetch.from, open.lowerBound)...min(fetch.to, open.upperBound)).compactMap(flights.index(of:))
         }
+        if inFlight.isEmpty { replies[replies.count - 1].isLast = true }
+        for reply in replies { send(.replay(reply), to: routingID) }
+        guard !inFlight.isEmpty else { return }
+        for index in inFlight { resendInFlight(index, to: routingID) }
+        send(.replay(.init(epoch: epoch, entries: [], isLast: true)), to: routingID)
     }
 }

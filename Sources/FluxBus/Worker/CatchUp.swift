@@ -15,8 +15,10 @@ struct CatchUp {
     private var knownCompleted: UInt64 = 0
     /// When the FETCH still unanswered was sent.
     private var fetchSentAt: MonotonicTime?
-    /// The end of the range the last FETCH asked for: its REPLAYs may still be arriving until one reaches it.
+    /// The end of the range the last FETCH asked for.
     private var fetchingThrough: UInt64 = 0
+    /// The worker's applied sequence when it sent that FETCH.
+    private(set) var appliedWhenAsked: UInt64 = 0
 
     /// A sequence was published, or named as the newest.
     mutating func heard(of sequence: UInt64) {
@@ -64,19 +66,21 @@ struct CatchUp {
         return (applied + 1)...min(knownSequence, applied + Self.window)
     }
 
-    /// Whether a FETCH through `last` may go now; if so, it counts as sent.
-    mutating func mayFetch(through last: UInt64, at now: MonotonicTime) -> Bool {
+    /// Whether a FETCH through `last` may go now, with `applied` applied; if so, it counts as sent. One FETCH is
+    /// outstanding at a time: until the REPLAY that ends its answer, or `retryAfter` if that never comes.
+    mutating func mayFetch(through last: UInt64, applied: UInt64, at now: MonotonicTime) -> Bool {
         if let sent = fetchSentAt, now - sent < Self.retryAfter { return false }
         fetchSentAt = now
         fetchingThrough = last
+        appliedWhenAsked = applied
         return true
     }
 
-    /// REPLAY entries arrived, the newest `last` (nil for an empty REPLAY). Only when the range asked for has all
-    /// arrived may the next FETCH go at once: more REPLAYs for it may be on their way. An empty REPLAY brings nothing
-    /// new, so the pacing stays and the worker does not ask again at once.
-    mutating func replayed(through last: UInt64?) {
-        if let last, last >= fetchingThrough { fetchSentAt = nil }
+    /// The REPLAY that ends a FETCH's answer arrived, and the worker has applied what it brought: `applied` now. An
+    /// answer that moved the worker on lets the next FETCH go at once; one that brought nothing new keeps the pacing,
+    /// so that a worker never asks in a loop for what the coordinator has not completed yet.
+    mutating func answerEnded(applied: UInt64) {
+        if applied > appliedWhenAsked { fetchSentAt = nil }
     }
 
     /// Something answered the FETCH outright (a SNAPSHOT): the next may go at once.

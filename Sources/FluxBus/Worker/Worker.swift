@@ -114,7 +114,10 @@ public final class Worker: Service, Sendable {
                     scope.schedule(every: configuration.checkpointInterval) { shell.handle(.checkpointDue) }
                 }
                 do {
-                    try HandshakeWatch.watch(dealer, in: scope, endpoint: configuration.coordinator) { reason in
+                    try HandshakeWatch.watch(
+                        dealer, in: scope, endpoint: configuration.coordinator,
+                        onConnection: { shell.connectionChanged(up: $0) }
+                    ) { reason in
                         shell.handle(.handshakeFailed(reason: reason))
                     }
                     try dealer.connect(configuration.coordinator)

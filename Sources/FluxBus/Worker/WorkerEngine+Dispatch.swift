@@ -161,9 +161,8 @@ extension WorkerEngine {
         }
     }
 
-    func apply(_ entries: [ReplayEntry]) {
-        catchUp.replayed(through: entries.last?.sequence)
-        for entry in entries.sorted(by: { $0.sequence < $1.sequence }) {
+    func apply(_ replay: Message.Replay) {
+        for entry in replay.entries.sorted(by: { $0.sequence < $1.sequence }) {
             if let current, current.sequence == entry.sequence {
                 // The dispatch in hand completed without us: settle what is pending from the recorded outcomes
                 // (those of stores that run here are not taken: they settle by running).
@@ -186,6 +185,7 @@ extension WorkerEngine {
             advance()
         }
         drive()
+        if replay.isLast { catchUp.answerEnded(applied: lastApplied) }
         fetchWhatIsMissing()
     }
 

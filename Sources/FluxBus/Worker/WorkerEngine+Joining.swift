@@ -78,7 +78,7 @@ extension WorkerEngine {
 
     /// Sends a FETCH, unless one was sent too recently.
     func requestFetch(from: UInt64, to: UInt64) {
-        guard catchUp.mayFetch(through: to, at: now) else { return }
+        guard catchUp.mayFetch(through: to, applied: lastApplied, at: now) else { return }
         send(.fetch(.init(epoch: epoch, from: from, to: to)))
     }
 

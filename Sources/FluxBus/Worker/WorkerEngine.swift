@@ -174,7 +174,7 @@ final class WorkerEngine {
             receive(release)
         case .replay(let replay):
             guard replay.epoch == epoch else { return }
-            apply(replay.entries)
+            apply(replay)
         case .heartbeat(let beat):
             guard isCurrentEpoch(beat.epoch, fromSubscriber: fromSubscriber) else { return }
             catchUp.heard(of: beat.sequence)

@@ -32,6 +32,12 @@ final class WorkerShell {
     private let checkpointWriter = DispatchQueue(label: "fluxbus-worker-checkpoint")
     /// Whether a checkpoint is being written; the next is taken at the interval after it.
     private var checkpointInFlight = false
+    /// Whether the DEALER has a connection up (its monitor says so), and whether a HELLO waits in it for one. A
+    /// DEALER queues what is sent while no connection is up and delivers it all on connect, so the engine's HELLO,
+    /// re-sent every second through an outage, would bring one WELCOME (and one catch-up) per second of it. One
+    /// queued HELLO is enough: a joining worker applies nothing, so what its HELLO says does not change.
+    private var dealerConnected = false
+    private var helloQueued = false
 
     init(
         engine: WorkerEngine, liveness: LivenessGuard, scope: IOLoopScope, dealer: ZMQSocket, configuration: WorkerConfiguration,
@@ -91,10 +97,28 @@ final class WorkerShell {
         return verdict
     }
 
+    /// The DEALER's connection came up or went down.
+    func connectionChanged(up: Bool) {
+        dealerConnected = up
+        if up { helloQueued = false }
+    }
+
+    /// Whether a HELLO may be sent now: always with a connection up, and without one only if none is queued yet.
+    private func mayQueueHello() -> Bool {
+        if dealerConnected { return true }
+        if helloQueued {
+            logger.debug("not connected to the coordinator yet; the HELLO already queued goes when the connection is up")
+            return false
+        }
+        helloQueued = true
+        return true
+    }
+
     private func perform(_ effects: [WorkerEffect]) {
         for effect in effects {
             switch effect {
             case .send(let message):
+                if case .hello = message, !mayQueueHello() { continue }
                 do {
                     _ = try dealer.send(engine.codec.encode(message), nonBlocking: true)
                 } catch {

@@ -90,11 +90,15 @@ extension Message {
         public var epoch: UInt64
         /// Consecutive completed dispatches, starting at the FETCH's `from`.
         public var entries: [ReplayEntry]
+        /// Whether this is the last message of the answer to one FETCH: nothing more comes for it, neither REPLAYs nor
+        /// the ACTIONs in flight that the coordinator sends again before this one.
+        public var isLast: Bool
 
-        /// A REPLAY with the given fields.
-        public init(epoch: UInt64, entries: [ReplayEntry]) {
+        /// A REPLAY with the given fields; by default the whole answer.
+        public init(epoch: UInt64, entries: [ReplayEntry], isLast: Bool = true) {
             self.epoch = epoch
             self.entries = entries
+            self.isLast = isLast
         }
     }
 
@@ -193,6 +197,7 @@ extension Message.Replay: WireItem {
     package mutating func visit<V: WireVisitor>(_ visitor: inout V) throws(V.Failure) {
         try visitor.u64(&epoch, "epoch")
         try visitor.list(&entries, "entries")
+        try visitor.bool(&isLast, "last")
     }
 }
 
