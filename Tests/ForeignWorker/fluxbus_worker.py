@@ -678,7 +678,8 @@ class Worker:
                       file=sys.stderr, flush=True)
                 raise SystemExit(EXIT_REFUSED)
         elif command == GOODBYE:
-            if not self.stopping:
+            # Before WELCOME it answers something sent to an earlier registration: our HELLO is on its way.
+            if not self.stopping and self.phase != JOINING:
                 self.log(f"the coordinator said GOODBYE ({f['reason']}): joining again")
                 self.join_again()
         elif command == ACTION:
