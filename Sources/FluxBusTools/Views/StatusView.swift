@@ -24,11 +24,12 @@ public enum StatusView {
             public let lag: UInt64
             public let heartbeatAgeMillis: UInt32
         }
-        /// One replica of a store: its worker, the sequence its digest is for, and the digest in hex.
+        /// One replica of a store: its worker, the sequence its digest is for, and the digest in hex; null while the
+        /// replica has reported none (one that installed a snapshot and has not run since).
         public struct Replica: Codable, Sendable, Hashable {
             public let worker: String
             public let lastSeq: UInt64
-            public let digest: String
+            public let digest: String?
         }
         /// One store: its declared dependencies and actions, what it still waits for, and its replicas.
         public struct Store: Codable, Sendable, Hashable {
@@ -71,7 +72,7 @@ public enum StatusView {
                 .init(name: store.name, dependsOn: store.dependsOn, handles: store.handlesAll ? ["*"] : store.handles,
                       waitingFor: store.waitingFor, divergedAt: store.divergedAt == 0 ? nil : store.divergedAt,
                       snapshotSeq: store.snapshotSequence == 0 ? nil : store.snapshotSequence,
-                      replicas: store.replicas.map { .init(worker: $0.worker, lastSeq: $0.lastApplied, digest: StateDigestText.hex($0.digest)) })
+                      replicas: store.replicas.map { .init(worker: $0.worker, lastSeq: $0.lastApplied, digest: $0.digest == 0 ? nil : StateDigestText.hex($0.digest)) })
             })
     }
 
@@ -94,18 +95,24 @@ public enum StatusView {
             var line = "  " + pad(store.name, 14)
                 + pad(store.dependsOn.isEmpty ? "-" : "after " + store.dependsOn.joined(separator: "+"), 20)
             if !store.waitingFor.isEmpty { line += "WAITING FOR " + store.waitingFor.joined(separator: ", ") + "  " }
-            // A replica that caught up by replay reports no digest (0) until its next acknowledgement.
-            let digests = Set(store.replicas.map(\.digest).filter { $0 != 0 })
             if store.divergedAt != 0 { line += "DIVERGED at #\(store.divergedAt)  " }
             line += "\(store.replicas.count) replica\(store.replicas.count == 1 ? "" : "s")"
-            line += digests.count <= 1 ? "" : "  (digests differ)"
+            line += Self.digestsDiffer(store.replicas) ? "  (digests differ)" : ""
             if store.snapshotSequence != 0 { line += "  snapshot #\(store.snapshotSequence)" }
             lines.append(line)
             for replica in store.replicas {
-                lines.append("      " + pad(replica.worker, 14) + pad("seq \(replica.lastApplied)", 12) + StateDigestText.hex(replica.digest))
+                let digest = replica.digest == 0 ? "digest not reported yet" : StateDigestText.hex(replica.digest)
+                lines.append("      " + pad(replica.worker, 14) + pad("seq \(replica.lastApplied)", 12) + digest)
             }
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// Whether two replicas reported different digests for the same sequence. Digests of different sequences say
+    /// nothing (a replica behind differs anyway), and 0 is a digest not reported yet.
+    static func digestsDiffer(_ replicas: [Replica]) -> Bool {
+        let reported = replicas.filter { $0.digest != 0 }
+        return Dictionary(grouping: reported, by: \.lastApplied).values.contains { Set($0.map(\.digest)).count > 1 }
     }
 
     static func pad(_ text: String, _ width: Int) -> String {
