@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "Flux", targets: ["Flux"]),
         .library(name: "FluxStores", targets: ["FluxStores"]),
         .library(name: "FluxBus", targets: ["FluxBus"]),
+        .library(name: "FluxBusClient", targets: ["FluxBusClient"]),
         .library(name: "FluxBusProtocol", targets: ["FluxBusProtocol"]),
         .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
         .executable(name: "fluxbus", targets: ["fluxbus"]),
@@ -39,11 +40,15 @@ let package = Package(
         // The wire messages and their codec: pure Swift, fuzzable without sockets.
         .target(name: "FluxBusProtocol"),
 
-        // The distributed dispatcher: coordinator, worker, client.
+        // The client alone: BusClient, its results and errors, and CURVE settings. No GRDB, no ServiceLifecycle, no
+        // coordinator: what a process that only dispatches and reads state links.
+        .target(name: "FluxBusClient", dependencies: ["Flux", "FluxBusProtocol", "ZeroMQ"]),
+
+        // The distributed dispatcher: coordinator, worker, WorkerMain; re-exports FluxBusClient.
         .target(
             name: "FluxBus",
             dependencies: [
-                "Flux", "FluxBusProtocol", "ZeroMQ",
+                "Flux", "FluxBusClient", "FluxBusProtocol", "ZeroMQ",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "GRDB", package: "GRDB.swift"),

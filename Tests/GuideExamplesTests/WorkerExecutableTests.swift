@@ -44,7 +44,7 @@ struct WorkerExecutableTests {
 
         let client = try await BusClient(endpoint: control)
         do {
-            try await waitUntilLive(["shop-7"], client: client, within: .seconds(20))
+            try await client.waitUntilLive(["shop-7"], within: .seconds(20))
             _ = try await client.dispatch(Action(Shop.restock, .init(sku: "apple", quantity: 2)))
             let failed = try await client.dispatch(Action(Shop.addToCart, .init(sku: "apple", quantity: 3)))
             #expect(failed.stores.map(\.status) == [.failed, .skipped, .ok])

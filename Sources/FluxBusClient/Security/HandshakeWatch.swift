@@ -2,10 +2,10 @@ import ZeroMQ
 
 /// Reports a failed ZMTP handshake on a connecting socket: a CURVE key the coordinator does not admit, a wrong
 /// server key, or plain text against a CURVE coordinator. Without it such a peer would only see silence.
-enum HandshakeWatch {
+package enum HandshakeWatch {
     /// Watches `socket` from the loop of `scope`; `onFailure` gets a sentence saying what failed and what to do.
     /// Start it before the socket connects.
-    static func watch(_ socket: ZMQSocket, in scope: IOLoopScope, endpoint: String, onFailure: @escaping (String) -> Void) throws {
+    package static func watch(_ socket: ZMQSocket, in scope: IOLoopScope, endpoint: String, onFailure: @escaping (String) -> Void) throws {
         let monitor = try socket.monitor([.handshakeFailedAuth, .handshakeFailedProtocol, .handshakeFailedNoDetail])
         scope.add(monitor.socket) { _ in
             while let record = try monitor.tryReceive() {
