@@ -51,6 +51,7 @@ let package = Package(
                 "Flux", "FluxBusClient", "FluxBusProtocol", "ZeroMQ",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
@@ -92,15 +93,7 @@ let package = Package(
         ),
         // The guide's worker executable: the shop's stores on a worker process of their own.
         // guide:begin package-worker-target
-        .executableTarget(
-            name: "guide-worker",
-            dependencies: [
-                "FluxBus", "GuideExamples",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-            ]
-        ),
+        .executableTarget(name: "guide-worker", dependencies: ["FluxBus", "GuideExamples"]),
         // guide:end package-worker-target
         // A hostile peer for the socket-level fuzz test: random and mutated messages to a coordinator's ROUTER.
         .executableTarget(name: "FuzzPeer", dependencies: ["FluxBusProtocol", "ZeroMQ"]),

@@ -34,7 +34,7 @@ struct WorkerExecutableTests {
 
         let process = Process()
         process.executableURL = Self.binary
-        process.arguments = ["shop-7", control]
+        process.arguments = ["--id", "shop-7", "--coordinator", control]
         let log = directory.appendingPathComponent("worker.log")
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let handle = try FileHandle(forWritingTo: log)
