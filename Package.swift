@@ -29,11 +29,11 @@ let package = Package(
         // Ready-made stores: kv, counter, and the flight example's country, city and price.
         .target(name: "FluxStores", dependencies: ["Flux"]),
 
-        // libzmq through pkg-config; only the ZeroMQ target imports it.
+        // libzmq; only the ZeroMQ target imports it. See `zmqPkgConfig` below for where its header comes from.
         .systemLibrary(
             name: "CZMQ",
-            pkgConfig: "libzmq",
-            providers: [.apt(["libzmq3-dev"])]
+            pkgConfig: zmqPkgConfig,
+            providers: [.apt(["libzmq3-dev"]), .brew(["zeromq"])]
         ),
         .target(name: "ZeroMQ", dependencies: ["CZMQ"]),
 
@@ -142,3 +142,14 @@ for target in package.targets where target.type != .system {
     settings.append(.enableUpcomingFeature("MemberImportVisibility"))
     target.swiftSettings = settings
 }
+
+// Where libzmq's header and library come from. On Linux they are on the compiler's and linker's default paths
+// (/usr/include, /usr/lib/<triple>, /usr/local), and `pkg-config --cflags libzmq` would only add flags SwiftPM refuses:
+// Debian's libzmq requires krb5-gssapi, whose `-isystem /usr/include/mit-krb5` every build, ours and every package's
+// that depends on us, would print as "warning: prohibited flag(s)". Homebrew's prefix is not a default path, so
+// elsewhere SwiftPM asks pkg-config. Sources/CZMQ/shim.h says what to install when the header is missing.
+#if os(Linux)
+var zmqPkgConfig: String? { nil }
+#else
+var zmqPkgConfig: String? { "libzmq" }
+#endif
