@@ -41,6 +41,7 @@ test: deps
 	$(SWIFT) build --build-tests
 	@$(MAKE) --no-print-directory verify-deploy
 	@$(MAKE) --no-print-directory example
+	@$(MAKE) --no-print-directory docs
 	SWIFT_DETERMINISTIC_HASHING=1 $(SWIFT) test --skip-build --no-parallel
 	$(MAKE) fuzz
 
@@ -57,6 +58,11 @@ example:
 	cd $(EXAMPLE)/TodoSync && { $(SWIFT) build > build.log 2>&1; status=$$?; cat build.log; exit $$status; }
 	@if grep -q "warning:" $(EXAMPLE)/TodoSync/build.log; then echo "the example's build printed warnings" >&2; exit 1; fi
 	$(EXAMPLE)/TodoSync/run.sh .build/debug/fluxbus $(EXAMPLE)/TodoSync/.build/debug
+
+# The API reference: DocC for Flux, FluxStores, FluxBusProtocol, FluxBusClient and FluxBus, from the debug build's
+# symbol graphs, into .build-docs/MODULE.doccarchive. Fails on any DocC warning. Needs `swift build` first.
+docs:
+	scripts/api-docs.sh
 
 # Deterministic simulation beyond the fixed set in `make test`: SEEDS seeds from FIRST (docs/ARCHITECTURE.md,
 # "Simulation"). A failure prints its seed; `make simulate SEED=S` replays that one seed exactly.

@@ -5,8 +5,12 @@ import FluxBusProtocol
 extension BusClient {
     /// Dispatches an action given as a type and JSON payload.
     /// - Parameters:
+    ///   - actionType: the action's name, such as `counter.add`.
+    ///   - json: the payload, as JSON text.
+    ///   - error: an error the action carries (Flux's `action.error`), or nil.
     ///   - requestID: makes the request idempotent: a retry with the same id returns the original result instead
     ///     of dispatching again. By default, a fresh UUID.
+    ///   - timeout: how long to wait for the result; by default the client's ``BusClient/timeout``.
     /// - Throws: ``BusError``: `usage` when the request is over the protocol's limits (a request id over 4,096
     ///   bytes, a payload over 8 MiB), checked before sending, or when `requestID` is already waiting on this client;
     ///   `refused` (busy, shutting down, invalid); or
@@ -37,6 +41,7 @@ extension BusClient {
     /// - Parameters:
     ///   - actions: 1 to the coordinator's `--max-batch` (4,096 by default) actions.
     ///   - requestID: makes the batch idempotent, as for ``dispatch(_:json:error:requestID:timeout:)``.
+    ///   - timeout: how long to wait for the batch's answer; by default the client's ``BusClient/timeout``.
     /// - Returns: the batch's sequences, every outcome that was not ok, and each replica's digest at the end.
     @discardableResult
     public func dispatchBatch(

@@ -69,6 +69,7 @@ extension BusClient {
     /// - Parameters:
     ///   - type: the store type, whose `State` the JSON decodes into.
     ///   - name: the store's name on the bus, when it is hosted under another name than `type.name`.
+    ///   - timeout: how long to wait for each message of the answer; by default the client's ``BusClient/timeout``.
     /// - Throws: ``BusError`` as ``state(of:timeout:)-(String,_)`` does, or a `DecodingError` when the replica's
     ///   state does not fit `S.State`.
     public func state<S: Store>(of type: S.Type, named name: String? = nil, timeout: Duration? = nil) async throws -> S.State {

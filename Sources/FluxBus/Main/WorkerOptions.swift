@@ -28,7 +28,7 @@ public struct WorkerOptions: Sendable, Hashable {
 
     /// Reads `arguments` (without the program's name).
     /// - Returns: the options, or nil when they ask for `--help`.
-    /// - Throws: ``BusError`` `usage` for an unknown option, a missing value or `--id`, or a value out of range.
+    /// - Throws: `BusError` `usage` for an unknown option, a missing value or `--id`, or a value out of range.
     public static func parse(
         _ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws -> WorkerOptions? {
