@@ -71,4 +71,43 @@ struct WorkerExecutableTests {
         await group.triggerGracefulShutdown()
         try await running.value
     }
+
+    /// WorkerMain exits as `fluxbus worker` does when the coordinator refuses it: 4, with the reason on standard error.
+    /// Here another worker already hosts `cart` declared without its dependency on `inventory`.
+    @Test func aRefusedGuideWorkerExits4AndSaysWhy() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("guide-worker-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let control = "ipc://\(directory.path)/control"
+        let coordinator = Coordinator(
+            configuration: .init(controlEndpoint: control, publishEndpoint: "ipc://\(directory.path)/publish"),
+            logger: BusGuideTests.logger())
+        let other = Worker(
+            configuration: .init(id: "other", coordinator: control, stores: [HostedStore(CartStore.self, dependencies: [])]),
+            logger: BusGuideTests.logger())
+        let group = ServiceGroup(services: [coordinator, other], logger: BusGuideTests.logger())
+        let running = Task { try await group.run() }
+        let client = try await BusClient(endpoint: control)
+        try await client.waitUntilLive(["other"])
+
+        let process = Process()
+        process.executableURL = Self.binary
+        process.arguments = ["--id", "shop-8", "--coordinator", control, "--log-level", "critical"]
+        let errors = Pipe()
+        process.standardError = errors
+        try process.run()
+        let deadline = ContinuousClock.now.advanced(by: .seconds(20))
+        while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationReason == .exit)
+        #expect(process.terminationStatus == 4, "\(text)")
+        #expect(text.hasPrefix("error: "), "\(text)")
+        #expect(text.contains("cart"), "the reason names the store: \(text)")
+
+        await client.close()
+        await group.triggerGracefulShutdown()
+        try await running.value
+    }
 }
