@@ -7,11 +7,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 docc=${DOCC:-$(command -v docc || echo /opt/swift/usr/bin/docc)}
 out=.build-docs
-graphs=$(swift package dump-symbol-graph 2>&1 | sed -n 's/^Files written to //p')
-[ -d "$graphs" ] || { echo "swift package dump-symbol-graph wrote no symbol graphs" >&2; exit 1; }
+mkdir -p "$out"
+# dump-symbol-graph writes next to the debug build. It fails on test modules that `swift build` without
+# --build-tests did not build, after writing the library modules' graphs, so its status is not the verdict: the
+# graphs this script needs are, written afresh.
+graphs="$(dirname "$(swift build --show-bin-path)")/symbolgraph"
+rm -rf "$graphs"
+swift package dump-symbol-graph > "$out/dump.log" 2>&1 || true
 for module in Flux FluxStores FluxBusProtocol FluxBusClient FluxBus; do
     rm -rf "${out:?}/graphs/$module" "$out/$module.doccarchive"
     mkdir -p "$out/graphs/$module"
+    [ -f "$graphs/$module.symbols.json" ] || { cat "$out/dump.log"; echo "no symbol graph for $module" >&2; exit 1; }
     cp "$graphs/$module.symbols.json" "$out/graphs/$module/"
     # MODULE@OTHER.symbols.json: what MODULE adds to OTHER's types.
     for extension in "$graphs/$module"@*.symbols.json; do
