@@ -49,7 +49,7 @@ test: deps
 # $(EXAMPLE)/TodoSync, with FluxBus by `.package(path: "../FluxBus")`, a link to this checkout. The build must print
 # no warning (the libzmq flags SwiftPM refuses would print one); then run.sh runs its worker and client against this
 # checkout's `fluxbus coordinator`. Needs `swift build` first, for .build/debug/fluxbus. On a fresh clone it builds
-# FluxBus and its dependencies again, in its own folder: 93 s on the 2-core CI machine; 6 s once built.
+# FluxBus and its dependencies again, in its own folder: 80 to 93 s on a 2-core machine; 6 s once built.
 EXAMPLE := .build-example
 example:
 	mkdir -p $(EXAMPLE)/TodoSync
@@ -61,7 +61,7 @@ example:
 	$(EXAMPLE)/TodoSync/run.sh .build/debug/fluxbus $(EXAMPLE)/TodoSync/.build/debug
 
 # The API reference: DocC for Flux, FluxStores, FluxBusProtocol, FluxBusClient and FluxBus, from the debug build's
-# symbol graphs, into .build-docs/MODULE.doccarchive. Fails on any DocC warning. Needs `swift build` first; 12 s.
+# symbol graphs, into .build-docs/MODULE.doccarchive. Fails on any DocC warning. Needs `swift build` first; 12 to 25 s.
 docs:
 	scripts/api-docs.sh
 
