@@ -47,7 +47,8 @@ test: deps
 
 # docs/GUIDE.md part 7's package of your own, Examples/TodoSync, built as a user builds it: a package of its own in
 # $(EXAMPLE)/TodoSync, with FluxBus by `.package(path: "../FluxBus")`, a link to this checkout. The build must print
-# no warning (the libzmq flags SwiftPM refuses would print one); then run.sh runs its worker and client against this
+# no warning (the libzmq flags SwiftPM refuses would print one), and its client must not link GRDB, ServiceLifecycle or
+# the coordinator (their symbols, by nm); then run.sh runs its worker and client against this
 # checkout's `fluxbus coordinator`. Needs `swift build` first, for .build/debug/fluxbus. On a fresh clone it builds
 # FluxBus and its dependencies again, in its own folder: 80 to 93 s on a 2-core machine; 6 s once built.
 EXAMPLE := .build-example
@@ -58,6 +59,9 @@ example:
 	cp -R Examples/TodoSync/Package.swift Examples/TodoSync/Sources Examples/TodoSync/run.sh $(EXAMPLE)/TodoSync/
 	cd $(EXAMPLE)/TodoSync && { $(SWIFT) build > build.log 2>&1; status=$$?; cat build.log; exit $$status; }
 	@if grep -q "warning:" $(EXAMPLE)/TodoSync/build.log; then echo "the example's build printed warnings" >&2; exit 1; fi
+	@if nm $(EXAMPLE)/TodoSync/.build/debug/todo-client | grep -q -e GRDB -e 16ServiceLifecycle -e 7FluxBus11Coordinator; then \
+		echo "todo-client, on FluxBusClient only, links GRDB, ServiceLifecycle or the coordinator" >&2; exit 1; \
+	else echo "ok: todo-client links neither GRDB, ServiceLifecycle nor the coordinator"; fi
 	$(EXAMPLE)/TodoSync/run.sh .build/debug/fluxbus $(EXAMPLE)/TodoSync/.build/debug
 
 # The API reference: DocC for Flux, FluxStores, FluxBusProtocol, FluxBusClient and FluxBus, from the debug build's
