@@ -144,9 +144,10 @@ for target in package.targets where target.type != .system {
 }
 
 // Where libzmq's header and library come from. On Linux they are on the compiler's and linker's default paths
-// (/usr/include, /usr/lib/<triple>, /usr/local), and `pkg-config --cflags libzmq` would only add flags SwiftPM refuses:
-// Debian's libzmq requires krb5-gssapi, whose `-isystem /usr/include/mit-krb5` every build, ours and every package's
-// that depends on us, would print as "warning: prohibited flag(s)". Homebrew's prefix is not a default path, so
+// (/usr/include, /usr/lib/<triple>, /usr/local), and `pkg-config --cflags libzmq` adds only include paths zmq.h does
+// not need, one of them a flag SwiftPM refuses: Debian's libzmq requires krb5-gssapi, whose `-isystem
+// /usr/include/mit-krb5` every build, ours and every package's that depends on us, printed as "warning: prohibited
+// flag(s)". Homebrew's prefix is not a default path, so
 // elsewhere SwiftPM asks pkg-config. Sources/CZMQ/shim.h says what to install when the header is missing.
 #if os(Linux)
 var zmqPkgConfig: String? { nil }
