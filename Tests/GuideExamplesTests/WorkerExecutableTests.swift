@@ -20,14 +20,26 @@ struct WorkerExecutableTests {
         return GuideSnippetTests.root.appendingPathComponent(".build/debug/guide-worker")
     }()
 
-    @Test func theGuideWorkerHostsTheShopStoresInAnotherProcess() async throws {
+    /// A fresh folder for the `ipc://` endpoints and the worker's log.
+    static func scratchDirectory() throws -> URL {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("guide-worker-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        return directory
+    }
+
+    /// A coordinator on `ipc://` endpoints in `directory`, and its control endpoint.
+    static func coordinator(in directory: URL) -> (control: String, coordinator: Coordinator) {
         let control = "ipc://\(directory.path)/control"
         let coordinator = Coordinator(
             configuration: .init(controlEndpoint: control, publishEndpoint: "ipc://\(directory.path)/publish"),
             logger: BusGuideTests.logger())
+        return (control, coordinator)
+    }
+
+    @Test func theGuideWorkerHostsTheShopStoresInAnotherProcess() async throws {
+        let directory = try Self.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (control, coordinator) = Self.coordinator(in: directory)
         let group = ServiceGroup(services: [coordinator], logger: BusGuideTests.logger())
         let running = Task { try await group.run() }
         _ = try await coordinator.endpoints
@@ -75,13 +87,9 @@ struct WorkerExecutableTests {
     /// WorkerMain exits as `fluxbus worker` does when the coordinator refuses it: 4, with the reason on standard error.
     /// Here another worker already hosts `cart` declared without its dependency on `inventory`.
     @Test func aRefusedGuideWorkerExits4AndSaysWhy() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("guide-worker-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try Self.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let control = "ipc://\(directory.path)/control"
-        let coordinator = Coordinator(
-            configuration: .init(controlEndpoint: control, publishEndpoint: "ipc://\(directory.path)/publish"),
-            logger: BusGuideTests.logger())
+        let (control, coordinator) = Self.coordinator(in: directory)
         let other = Worker(
             configuration: .init(id: "other", coordinator: control, stores: [HostedStore(CartStore.self, dependencies: [])]),
             logger: BusGuideTests.logger())
