@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "Flux", targets: ["Flux"]),
         .library(name: "FluxStores", targets: ["FluxStores"]),
         .library(name: "FluxBus", targets: ["FluxBus"]),
+        .library(name: "FluxBusClient", targets: ["FluxBusClient"]),
         .library(name: "FluxBusProtocol", targets: ["FluxBusProtocol"]),
         .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
         .executable(name: "fluxbus", targets: ["fluxbus"]),
@@ -28,24 +29,29 @@ let package = Package(
         // Ready-made stores: kv, counter, and the flight example's country, city and price.
         .target(name: "FluxStores", dependencies: ["Flux"]),
 
-        // libzmq through pkg-config; only the ZeroMQ target imports it.
+        // libzmq; only the ZeroMQ target imports it. See `zmqPkgConfig` below for where its header comes from.
         .systemLibrary(
             name: "CZMQ",
-            pkgConfig: "libzmq",
-            providers: [.apt(["libzmq3-dev"])]
+            pkgConfig: zmqPkgConfig,
+            providers: [.apt(["libzmq3-dev"]), .brew(["zeromq"])]
         ),
         .target(name: "ZeroMQ", dependencies: ["CZMQ"]),
 
         // The wire messages and their codec: pure Swift, fuzzable without sockets.
         .target(name: "FluxBusProtocol"),
 
-        // The distributed dispatcher: coordinator, worker, client.
+        // The client alone: BusClient, its results and errors, and CURVE settings. No GRDB, no ServiceLifecycle, no
+        // coordinator: what a process that only dispatches and reads state links.
+        .target(name: "FluxBusClient", dependencies: ["Flux", "FluxBusProtocol", "ZeroMQ"]),
+
+        // The distributed dispatcher: coordinator, worker, WorkerMain; re-exports FluxBusClient.
         .target(
             name: "FluxBus",
             dependencies: [
-                "Flux", "FluxBusProtocol", "ZeroMQ",
+                "Flux", "FluxBusClient", "FluxBusProtocol", "ZeroMQ",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
@@ -87,15 +93,7 @@ let package = Package(
         ),
         // The guide's worker executable: the shop's stores on a worker process of their own.
         // guide:begin package-worker-target
-        .executableTarget(
-            name: "guide-worker",
-            dependencies: [
-                "FluxBus", "GuideExamples",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-            ]
-        ),
+        .executableTarget(name: "guide-worker", dependencies: ["FluxBus", "GuideExamples"]),
         // guide:end package-worker-target
         // A hostile peer for the socket-level fuzz test: random and mutated messages to a coordinator's ROUTER.
         .executableTarget(name: "FuzzPeer", dependencies: ["FluxBusProtocol", "ZeroMQ"]),
@@ -144,3 +142,15 @@ for target in package.targets where target.type != .system {
     settings.append(.enableUpcomingFeature("MemberImportVisibility"))
     target.swiftSettings = settings
 }
+
+// Where libzmq's header and library come from. On Linux they are on the compiler's and linker's default paths
+// (/usr/include, /usr/lib/<triple>, /usr/local), and `pkg-config --cflags libzmq` adds only include paths zmq.h does
+// not need, one of them a flag SwiftPM refuses: Debian's libzmq requires krb5-gssapi, whose `-isystem
+// /usr/include/mit-krb5` every build, ours and every package's that depends on us, printed as "warning: prohibited
+// flag(s)". Homebrew's prefix is not a default path, so
+// elsewhere SwiftPM asks pkg-config. Sources/CZMQ/shim.h says what to install when the header is missing.
+#if os(Linux)
+var zmqPkgConfig: String? { nil }
+#else
+var zmqPkgConfig: String? { "libzmq" }
+#endif

@@ -3,7 +3,7 @@ import Flux
 /// The ``KVStore``'s state: a map from string keys to JSON values that keeps its digest up to date entry by entry,
 /// so that acknowledging an action costs the size of the entry it changed, not the size of the map.
 ///
-/// On the wire it is the JSON object itself. Its digest is the ``MapDigest`` of its members, each member being the
+/// On the wire it is the JSON object itself. Its digest is the `MapDigest` of its members, each member being the
 /// canonical bytes `"key":value` (see ``CanonicalJSON``).
 public struct KVState: Hashable, Sendable, DigestedState, ExpressibleByDictionaryLiteral {
     /// The entries.

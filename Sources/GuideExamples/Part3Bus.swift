@@ -8,19 +8,6 @@ import ZeroMQ
 
 // Part 3 of docs/GUIDE.md: the stores of part 2, unchanged, on a bus worker in this process.
 
-// guide:begin wait-until-live
-/// Waits until the coordinator counts these workers live: joined, caught up, and part of every dispatch.
-public func waitUntilLive(_ workers: [String], client: BusClient, within limit: Duration = .seconds(10)) async throws {
-    let deadline = ContinuousClock.now.advanced(by: limit)
-    while ContinuousClock.now < deadline {
-        let live = try await client.status().workers.filter { $0.state == .live }.map(\.id)
-        if Set(workers).isSubset(of: live) { return }
-        try await Task.sleep(for: .milliseconds(20))
-    }
-    throw BusError(code: .unreachable, message: "workers \(workers) did not become live within \(limit)")
-}
-// guide:end wait-until-live
-
 /// What ``busExample(logger:)`` observed.
 public struct BusExample: Sendable {
     /// Each action's outcomes under the hub, as `store status message` lines.
@@ -58,7 +45,7 @@ public func busExample(logger: Logger) async throws -> BusExample {
     let running = Task { try await services.run() }
 
     let client = try await BusClient(endpoint: control, context: context)
-    try await waitUntilLive(["shop-1"], client: client)
+    try await client.waitUntilLive(["shop-1"])
     // guide:end bus-start
 
     // guide:begin bus-dispatch

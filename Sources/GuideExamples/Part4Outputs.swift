@@ -177,7 +177,7 @@ public func outputsExample(logger: Logger) async throws -> OutputsExample {
     let services = ServiceGroup(services: [coordinator, stock, billing], logger: logger)
     let running = Task { try await services.run() }
     let client = try await BusClient(endpoint: control, context: context)
-    try await waitUntilLive(["w-stock", "w-billing"], client: client)
+    try await client.waitUntilLive(["w-stock", "w-billing"])
 
     var results: [DispatchResult] = []
     for order in orders {

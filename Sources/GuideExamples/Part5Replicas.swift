@@ -77,7 +77,7 @@ public func replicasExample(logger: Logger) async throws -> ReplicasExample {
     ], logger: logger)
     let running = Task { try await services.run() }
     let client = try await BusClient(endpoint: control, context: context)
-    try await waitUntilLive(["shop-a", "shop-b"], client: client)
+    try await client.waitUntilLive(["shop-a", "shop-b"])
     // guide:end replicas-start
 
     // guide:begin replicas-dispatch
@@ -102,7 +102,7 @@ public func replicasExample(logger: Logger) async throws -> ReplicasExample {
     // guide:begin replicas-late-join
     let late = shop("shop-c", shopStores)
     let lateTask = Task { try await late.run() }
-    try await waitUntilLive(["shop-c"], client: client)   // it replayed #1 to #3 from the coordinator first
+    try await client.waitUntilLive(["shop-c"])   // it replayed #1 to #3 from the coordinator first
     let lateSequence = try await client.status().workers.first { $0.id == "shop-c" }!.lastApplied   // 3
     // guide:end replicas-late-join
     let digestsBeforeLive = try await client.status().stores.flatMap(\.replicas).filter { $0.worker == "shop-c" }.map(\.digest)

@@ -84,19 +84,7 @@ struct LoggingOptions: ParsableArguments {
     }
 
     func bootstrap(label: String) -> Logger {
-        let level = Logger.Level(rawValue: self.level) ?? .info
-        let json = format == "json"
-        LoggingSystem.bootstrap { label in
-            if json {
-                var handler = JSONLogHandler(label: label)
-                handler.logLevel = level
-                return handler
-            }
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
-        return Logger(label: label)
+        LogSetup.bootstrap(label: label, level: level, format: format)
     }
 }
 
@@ -107,12 +95,7 @@ func reportFailure(_ error: any Error) -> ExitCode {
         return ExitCode(3)
     }
     printError("error: \(error.message)")
-    switch error.code {
-    case .usage: return ExitCode(2)
-    case .refused: return ExitCode(4)
-    case .storage: return ExitCode(5)
-    default: return ExitCode(3)
-    }
+    return ExitCode(error.code.exitCode)
 }
 
 func printError(_ text: String) {

@@ -4,7 +4,9 @@ import FluxBusProtocol
 import Foundation
 import GuideExamples
 import Logging
+import ServiceLifecycle
 import Testing
+import ZeroMQ
 
 /// Parts 3, 4 and 5 of docs/GUIDE.md: coordinators and workers in this process over `inproc://`, and the guide's
 /// worker executable as a process of its own.
@@ -34,6 +36,29 @@ struct BusGuideTests {
         #expect(example.digestMatches)
         #expect(example.batchFirst == 5 && example.batchCount == 3 && example.batchFailures == 0)
         #expect(example.pearsAfterBatch == 6)
+    }
+
+    @Test("part 3: a client program waits for the stores, retries under one request id, and reads typed state")
+    func typedClient() async throws {
+        let context = try ZMQContext()
+        let control = "inproc://typed-client"
+        let coordinator = Coordinator(
+            configuration: .init(controlEndpoint: control, publishEndpoint: "inproc://typed-client-publish"),
+            context: context, logger: Self.logger())
+        let worker = Worker(
+            configuration: .init(id: "shop-1", coordinator: control, stores: [
+                HostedStore(InventoryStore.self), HostedStore(CartStore.self), HostedStore(AuditStore.self),
+            ]),
+            context: context, logger: Self.logger())
+        let services = ServiceGroup(services: [coordinator, worker], logger: Self.logger())
+        let running = Task { try await services.run() }
+        let example = try await clientExample(endpoint: control, context: context)
+        await services.triggerGracefulShutdown()
+        try await running.value
+        context.shutdown()
+        #expect(example.repeatSequence == example.firstSequence)
+        #expect(example.inventory == ["apple": 3])
+        #expect(example.cartLines == ["apple": 2])
     }
 
     @Test("part 4: outputs cross workers as JSON, and reach a store on the same worker through the coordinator too")

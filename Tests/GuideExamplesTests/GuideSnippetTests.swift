@@ -3,7 +3,8 @@ import Testing
 
 /// Holds docs/GUIDE.md to the code it shows: every ```swift block in the guide is announced by
 /// `<!-- snippet: NAME -->` and must equal, whitespace-normalised, the region `// guide:begin NAME` …
-/// `// guide:end NAME` of a file in `Sources/GuideExamples`, `Sources/guide-worker` or `Package.swift`; and every
+/// `// guide:end NAME` of a file in `Sources/GuideExamples`, `Sources/guide-worker`, `Package.swift` or the example
+/// package `Examples/TodoSync` (which `make example` builds and runs); and every
 /// region must appear in the guide. The examples themselves run in the other suites of this target.
 ///
 /// After changing an example, rewrite the guide's blocks from the code with
@@ -30,8 +31,9 @@ struct GuideSnippetTests {
 
     /// Every region of the example sources, by name.
     static func loadRegions() throws -> [String: Region] {
-        var files = [root.appendingPathComponent("Package.swift")]
-        for folder in ["Sources/GuideExamples", "Sources/guide-worker"] {
+        var files = [root.appendingPathComponent("Package.swift"), root.appendingPathComponent("Examples/TodoSync/Package.swift")]
+        let todoSync = ["TodoStores", "todo-worker", "todo-client"].map { "Examples/TodoSync/Sources/\($0)" }
+        for folder in ["Sources/GuideExamples", "Sources/guide-worker"] + todoSync {
             let directory = root.appendingPathComponent(folder)
             let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
             files += names.filter { $0.hasSuffix(".swift") }.map { directory.appendingPathComponent($0) }

@@ -20,21 +20,33 @@ struct WorkerExecutableTests {
         return GuideSnippetTests.root.appendingPathComponent(".build/debug/guide-worker")
     }()
 
-    @Test func theGuideWorkerHostsTheShopStoresInAnotherProcess() async throws {
+    /// A fresh folder for the `ipc://` endpoints and the worker's log.
+    static func scratchDirectory() throws -> URL {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("guide-worker-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        return directory
+    }
+
+    /// A coordinator on `ipc://` endpoints in `directory`, and its control endpoint.
+    static func coordinator(in directory: URL) -> (control: String, coordinator: Coordinator) {
         let control = "ipc://\(directory.path)/control"
         let coordinator = Coordinator(
             configuration: .init(controlEndpoint: control, publishEndpoint: "ipc://\(directory.path)/publish"),
             logger: BusGuideTests.logger())
+        return (control, coordinator)
+    }
+
+    @Test func theGuideWorkerHostsTheShopStoresInAnotherProcess() async throws {
+        let directory = try Self.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (control, coordinator) = Self.coordinator(in: directory)
         let group = ServiceGroup(services: [coordinator], logger: BusGuideTests.logger())
         let running = Task { try await group.run() }
         _ = try await coordinator.endpoints
 
         let process = Process()
         process.executableURL = Self.binary
-        process.arguments = ["shop-7", control]
+        process.arguments = ["--id", "shop-7", "--coordinator", control]
         let log = directory.appendingPathComponent("worker.log")
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let handle = try FileHandle(forWritingTo: log)
@@ -44,7 +56,7 @@ struct WorkerExecutableTests {
 
         let client = try await BusClient(endpoint: control)
         do {
-            try await waitUntilLive(["shop-7"], client: client, within: .seconds(20))
+            try await client.waitUntilLive(["shop-7"], within: .seconds(20))
             _ = try await client.dispatch(Action(Shop.restock, .init(sku: "apple", quantity: 2)))
             let failed = try await client.dispatch(Action(Shop.addToCart, .init(sku: "apple", quantity: 3)))
             #expect(failed.stores.map(\.status) == [.failed, .skipped, .ok])
@@ -66,6 +78,41 @@ struct WorkerExecutableTests {
         #expect(process.terminationStatus == 0)
         let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
         #expect(text.contains("worker stopped"), "the worker logs its graceful stop:\n\(text)")
+
+        await client.close()
+        await group.triggerGracefulShutdown()
+        try await running.value
+    }
+
+    /// WorkerMain exits as `fluxbus worker` does when the coordinator refuses it: 4, with the reason on standard error.
+    /// Here another worker already hosts `cart` declared without its dependency on `inventory`.
+    @Test func aRefusedGuideWorkerExits4AndSaysWhy() async throws {
+        let directory = try Self.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (control, coordinator) = Self.coordinator(in: directory)
+        let other = Worker(
+            configuration: .init(id: "other", coordinator: control, stores: [HostedStore(CartStore.self, dependencies: [])]),
+            logger: BusGuideTests.logger())
+        let group = ServiceGroup(services: [coordinator, other], logger: BusGuideTests.logger())
+        let running = Task { try await group.run() }
+        let client = try await BusClient(endpoint: control)
+        try await client.waitUntilLive(["other"])
+
+        let process = Process()
+        process.executableURL = Self.binary
+        process.arguments = ["--id", "shop-8", "--coordinator", control, "--log-level", "critical"]
+        let errors = Pipe()
+        process.standardError = errors
+        try process.run()
+        let deadline = ContinuousClock.now.advanced(by: .seconds(20))
+        while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationReason == .exit)
+        #expect(process.terminationStatus == 4, "\(text)")
+        #expect(text.hasPrefix("error: "), "\(text)")
+        #expect(text.contains("cart"), "the reason names the store: \(text)")
 
         await client.close()
         await group.triggerGracefulShutdown()

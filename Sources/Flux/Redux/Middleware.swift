@@ -1,4 +1,4 @@
-/// A step between ``ReduxStore/dispatch(_:)`` and the reducer: it may log, transform, delay, swallow or add actions.
+/// A step between ``ReduxStore/dispatch(_:)-(ReduxAction)`` and the reducer: it may log, transform, delay, swallow or add actions.
 ///
 /// The first middleware in a store's list is the outermost: it sees every action first. `next` passes the action
 /// to the following middleware (and finally the reducer); `store.dispatch` starts again from the outermost.

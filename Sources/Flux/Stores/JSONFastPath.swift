@@ -1,7 +1,7 @@
 /// A type that writes its own canonical JSON, for the bus's hot path: `JSONEncoder` builds a tree of boxes for
 /// every value, which dominates the cost of a small action and makes a large state slow to snapshot.
 ///
-/// What it writes must be canonical, as ``JSONCoding`` promises: the same value always gives the same bytes (sorted
+/// What it writes must be canonical, as `JSONCoding` promises: the same value always gives the same bytes (sorted
 /// keys, no whitespace). It must also decode, with `Decodable`, to an equal value.
 public protocol JSONWritable: Encodable {
     /// Appends the value's canonical JSON to `bytes`.

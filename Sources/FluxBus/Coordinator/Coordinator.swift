@@ -47,7 +47,7 @@ public final class Coordinator: Service, Sendable {
     }
 
     /// Binds and serves until graceful shutdown or cancellation.
-    /// - Throws: ``BusError`` when an endpoint cannot be bound (in use, malformed, no permission).
+    /// - Throws: `BusError` when an endpoint cannot be bound (in use, malformed, no permission).
     public func run() async throws {
         let context = try self.context ?? ZMQContext()
         defer { if self.context == nil { context.shutdown() } }

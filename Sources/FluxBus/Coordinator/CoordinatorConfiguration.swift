@@ -77,7 +77,7 @@ public struct CoordinatorConfiguration: Sendable {
     /// How often the coordinator checks liveness, deadlines and re-sends.
     public var tickInterval: Duration
     /// The bytes a SNAPSHOT carries inline and each PULL for a streamed state asks for: 1 MiB by default. Must fit in
-    /// a message (``Limits/maxBytesField``).
+    /// a message (`Limits.maxBytesField`, in FluxBusProtocol).
     public var transferChunkBytes = TransferWindow.defaultChunkSize
 
     public init(

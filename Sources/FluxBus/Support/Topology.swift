@@ -43,7 +43,7 @@ public struct Topology: Codable, Sendable, Hashable {
     public func store(named name: String) -> Store? { stores.first { $0.name == name } }
 
     /// Reads and checks a topology file.
-    /// - Throws: ``BusError`` (`usage`) naming the file and the problem: unreadable, not JSON of this shape, or a
+    /// - Throws: `BusError` (`usage`) naming the file and the problem: unreadable, not JSON of this shape, or a
     ///   graph with a cycle, an unknown dependency or a duplicate name.
     public static func load(from path: String) throws -> Topology {
         let data: Data

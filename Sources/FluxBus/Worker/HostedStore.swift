@@ -1,7 +1,7 @@
 import Flux
 
 /// A store for a ``Worker`` to host: a store type, optionally under another name, with other dependencies, or
-/// limited to some of its action types. The same store type runs unchanged under an in-process ``Hub``.
+/// limited to some of its action types. The same store type runs unchanged under an in-process `Hub` (in Flux).
 ///
 /// ```swift
 /// let stores = [HostedStore(CountryStore.self), HostedStore(CounterStore.self, name: "hits")]

@@ -14,7 +14,7 @@ import ZeroMQ
 /// Heartbeats go on while a handler runs, sent by a guard thread of the worker's: a slow handler is judged by the
 /// coordinator's acknowledgement deadline (`--ack-timeout`), not by the heartbeat's.
 /// If the coordinator refuses the worker (a cycle, a topology conflict, a version mismatch), ``run()`` throws a
-/// ``BusError`` with the coordinator's reason.
+/// `BusError` with the coordinator's reason.
 ///
 /// ```swift
 /// let worker = Worker(configuration: .init(id: "w1", stores: [HostedStore(CountryStore.self)]))
@@ -37,7 +37,9 @@ public final class Worker: Service, Sendable {
 
     /// Creates a worker.
     /// - Parameters:
+    ///   - configuration: the worker's id, its coordinator, the stores it hosts, and its checkpoint and CURVE settings.
     ///   - context: a ZeroMQ context to share, as `inproc://` endpoints need; by default the worker makes its own.
+    ///   - logger: where it logs joining, catching up, and stopping.
     public init(
         configuration: WorkerConfiguration, context: ZMQContext? = nil,
         logger: Logger = Logger(label: "fluxbus.worker")
@@ -66,7 +68,7 @@ public final class Worker: Service, Sendable {
     }
 
     /// Joins and serves until graceful shutdown, cancellation, or refusal.
-    /// - Throws: ``BusError``: `usage` for a bad configuration, `refused` when the coordinator refused the worker.
+    /// - Throws: `BusError`: `usage` for a bad configuration, `refused` when the coordinator refused the worker.
     public func run() async throws {
         try configuration.validate()
         let context = try self.context ?? ZMQContext()

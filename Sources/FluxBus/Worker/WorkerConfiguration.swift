@@ -33,7 +33,7 @@ public struct WorkerConfiguration: Sendable {
     }
 
     /// Checks what can be checked before joining: the id, the store names, and the waits among hosted stores.
-    /// - Throws: ``BusError`` (`usage`) saying what to fix.
+    /// - Throws: `BusError` (`usage`) saying what to fix.
     public func validate() throws {
         guard BusName.isValid(id) else {
             throw BusError(code: .usage, message: "worker id '\(id)' must be 1 to 64 letters, digits, '.', '_' or '-'")

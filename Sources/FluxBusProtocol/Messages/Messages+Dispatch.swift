@@ -121,7 +121,7 @@ extension Message {
         /// The id the worker PULLs the rest under.
         public var transfer: String
         /// The first bytes of the store's canonical state (JSON by convention); all of it when `size` fits, and once a
-        /// receiver (such as ``BusClient``) has reassembled it.
+        /// receiver (such as `BusClient`) has reassembled it.
         public var state: [UInt8]
 
         /// A SNAPSHOT with the given fields.

@@ -120,7 +120,7 @@ extension Message {
         /// FNV-1a 64 of all `size` bytes: what the receiver checks the reassembled bytes against.
         public var checksum: UInt64
         /// The first bytes of the store's canonical state (JSON by convention); all of it when `size` fits, and once a
-        /// receiver (such as ``BusClient``) has reassembled it.
+        /// receiver (such as `BusClient`) has reassembled it.
         public var state: [UInt8]
 
         /// A STATE with the given fields.

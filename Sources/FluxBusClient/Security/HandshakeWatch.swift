@@ -3,11 +3,11 @@ import ZeroMQ
 /// Reports a failed ZMTP handshake on a connecting socket: a CURVE key the coordinator does not admit, a wrong
 /// server key, or plain text against a CURVE coordinator. Without it such a peer would only see silence. It can also
 /// report when a connection comes up (its handshake succeeded) and goes down.
-enum HandshakeWatch {
+package enum HandshakeWatch {
     /// Watches `socket` from the loop of `scope`; `onFailure` gets a sentence saying what failed and what to do, and
     /// `onConnection`, if given, true when a connection is up and false when it is gone. Start it before the socket
     /// connects.
-    static func watch(
+    package static func watch(
         _ socket: ZMQSocket, in scope: IOLoopScope, endpoint: String, onConnection: ((Bool) -> Void)? = nil,
         onFailure: @escaping (String) -> Void
     ) throws {

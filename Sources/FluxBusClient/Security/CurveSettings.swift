@@ -11,7 +11,7 @@ public struct CoordinatorSecurity: Sendable {
     }
 
     /// The ZAP domain the coordinator's sockets use.
-    static let domain = "fluxbus"
+    package static let domain = "fluxbus"
 }
 
 /// CURVE for a worker or client: the coordinator's public key, and this peer's own key pair.
@@ -25,7 +25,7 @@ public struct PeerSecurity: Sendable {
     }
 
     /// Sets the client side of CURVE on a socket, before it connects.
-    func apply(to socket: ZMQSocket) throws {
+    package func apply(to socket: ZMQSocket) throws {
         try socket.set(.curveServerKey, to: serverPublicKey)
         try socket.set(.curvePublicKey, to: keyPair.publicKey)
         try socket.set(.curveSecretKey, to: keyPair.secretKey)

@@ -6,7 +6,7 @@ import FluxBusProtocol
 /// replicas' outcomes merge by one rule (`Settlement.merging`) in the coordinator and in clients' summaries.
 extension DependencyExecution.Settlement {
     /// A settlement from a status and its message (ignored for `ok`).
-    init(_ status: OutcomeStatus, message: String) {
+    package init(_ status: OutcomeStatus, message: String) {
         switch status {
         case .ok: self = .ok
         case .failed: self = .failed(message)
@@ -16,7 +16,7 @@ extension DependencyExecution.Settlement {
     }
 
     /// The status that reports this settlement on the wire.
-    var status: OutcomeStatus {
+    package var status: OutcomeStatus {
         switch self {
         case .ok: .ok
         case .failed: .failed
@@ -28,10 +28,10 @@ extension DependencyExecution.Settlement {
 
 extension StoreOutput {
     /// How the store ended, as a dependency of the stores waiting for it.
-    var settlement: DependencyExecution.Settlement { .init(status, message: message) }
+    package var settlement: DependencyExecution.Settlement { .init(status, message: message) }
 }
 
 extension StoreResult {
     /// How the store ended, as a dependency of the stores waiting for it.
-    var settlement: DependencyExecution.Settlement { .init(status, message: message) }
+    package var settlement: DependencyExecution.Settlement { .init(status, message: message) }
 }
