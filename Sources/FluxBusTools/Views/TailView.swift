@@ -8,7 +8,7 @@ public enum TailView {
         public let seq: UInt64
         public let epoch: UInt64
         public let action: String
-        /// Store → `ok`, `failed`, `skipped` or `lost`, with every replica's status for live dispatches.
+        /// Store → its recorded outcome: `ok`, `failed`, `skipped` or `unknown`.
         public let stores: [String: String]
         public let errors: [String: String]
         /// Missing for dispatches read from history.
