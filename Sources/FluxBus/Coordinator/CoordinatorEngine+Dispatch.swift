@@ -39,16 +39,19 @@ extension CoordinatorEngine {
             failures: queued.isBatch ? recordedFailures(queued.batchFirst..<queued.sequence) : []))
         precondition(queued.sequence == lastSequence + 1, "the queue holds sequences in order")
         // One plan per action type, as logged, and the same live replicas for every action of the request.
-        var plans: [String: (plan: [PlanStep], awaiting: [String: Set<String>])] = [:]
+        var plans: [String: (plan: [PlanStep], awaiting: [String: Set<String>], notReady: [Outcome])] = [:]
         for (offset, item) in queued.actions.enumerated() {
-            let planned = plans[item.actionType] ?? participants(in: queued.plans?[item.actionType] ?? plan(for: item.actionType))
+            let planned = plans[item.actionType] ?? {
+                let (plan, awaiting) = participants(in: queued.plans?[item.actionType] ?? plan(for: item.actionType))
+                return (plan, awaiting, notReadyOutcomes(for: item.actionType, planned: plan))
+            }()
             plans[item.actionType] = planned
             let action = Message.Action(
                 epoch: epoch, sequence: queued.sequence + UInt64(offset), actionType: item.actionType, payload: item.payload,
                 error: item.error, plan: planned.plan)
             flights.append(InFlightDispatch(
                 action: action, startedAt: now, deadline: now.advanced(by: configuration.ackTimeout),
-                awaiting: planned.awaiting, nextResend: now.advanced(by: configuration.firstResend),
+                awaiting: planned.awaiting, notReady: planned.notReady, nextResend: now.advanced(by: configuration.firstResend),
                 resendGap: configuration.firstResend))
             lastSequence = action.sequence
             publish(.action(action))
@@ -142,7 +145,7 @@ extension CoordinatorEngine {
         }
         // Stores that handle it but could not run say so; an action nothing handled has no outcome at all, which
         // clients show as `unhandled` (a batch lists it as a failure without a store).
-        outcomes += notReadyOutcomes(for: flight.action.actionType)
+        outcomes += flight.notReady
         lastCompleted = flight.sequence
         let micros = UInt64(max(0, (now - flight.startedAt).microseconds))
         let completed = Message.Completed(

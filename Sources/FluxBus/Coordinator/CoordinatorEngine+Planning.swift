@@ -27,13 +27,16 @@ extension CoordinatorEngine {
 
     /// Declared stores that handle the action type but cannot run it: they wait, directly or not, for a store no
     /// worker hosts. Their outcome is `skipped` (they never apply it), with the reason, so that a dispatch they miss
-    /// does not read as a success.
-    func notReadyOutcomes(for actionType: String) -> [Outcome] {
+    /// does not read as a success. Decided when the dispatch is published, beside its plan, never at completion: the
+    /// graph may change meanwhile, and a store in the plan is never "not ready" (the simulator, seed 36, caught an
+    /// answer that listed a planned store both ok and not ready, after its dependency's replicas were lost).
+    func notReadyOutcomes(for actionType: String, planned: [PlanStep] = []) -> [Outcome] {
         // The common case, every declared store active, costs one comparison per dispatch.
         guard membership.graph.order.count < membership.stores.count else { return [] }
         return membership.storesInOrder.compactMap { store in
             let name = store.declaration.name
-            guard !membership.graph.contains(name), store.handles(actionType) else { return nil }
+            guard !membership.graph.contains(name), store.handles(actionType), !planned.contains(where: { $0.store == name })
+            else { return nil }
             let missing = membership.undeclaredDependencies(of: name).map { "`\($0)`" }.joined(separator: ", ")
             return Outcome(
                 store: name, worker: "", status: .skipped,

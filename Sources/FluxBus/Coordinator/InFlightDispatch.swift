@@ -33,6 +33,8 @@ struct InFlightDispatch {
     var deadline: MonotonicTime
     /// Store → workers that still owe an acknowledgement for it.
     var awaiting: [String: Set<String>]
+    /// Stores that handle the action but were not ready when it was published: `skipped` in every answer.
+    let notReady: [Outcome]
     /// Store → each replica's result, in arrival order.
     var results: [String: [(worker: String, result: StoreResult)]] = [:]
     /// Store → replicas that were lost while the dispatch waited for them, with why.
