@@ -1,4 +1,5 @@
 import Foundation
+import FluxBusProtocol
 import Testing
 
 @testable import FluxBus
@@ -14,5 +15,38 @@ struct ActionLogTests {
         let log = try ActionLog(directory: directory.path, sync: sync)
         #expect(try log.synchronousSetting() == ActionLog.synchronousLevel(sync))
         #expect(ActionLog.synchronousLevel(sync) == ["always": 2, "batch": 1, "off": 0][sync.rawValue])
+    }
+
+    /// Every dispatch brings a fresh request id. Looking each up with a SELECT that always misses was SQLite's share of
+    /// an in-memory coordinator's profile (issue 17): a fresh id is answered from the in-memory index, and only an id
+    /// the log may hold reaches SQL, also after a restart and after compaction dropped ids.
+    @Test func aFreshRequestIDCostsNoSQL() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fluxbus-log-\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let action = BatchAction(actionType: "counter.add", payload: Array(#"{"by":1}"#.utf8))
+        do {
+            let log = try ActionLog(directory: directory.path, sync: .off)
+            _ = try log.recover()
+            for sequence in 1...3_000 as ClosedRange<UInt64> {
+                log.append(sequence: sequence, epoch: 1, action: action, origin: "test", requestID: "r\(sequence)", batch: nil, fingerprint: 7)
+            }
+            try log.flush()
+            for index in 0..<1_000 { #expect(try log.request("fresh-\(index)") == nil) }
+            #expect(log.requestIDs.logLookups == 0, "a fresh id never reaches SQL")
+            #expect(try log.request("r42")?.fingerprint == 7)
+            #expect(log.requestIDs.logLookups == 1)
+            // Compaction keeps the newest 10 ids; the next rebuild drops the others from the index too.
+            log.compact(through: 2_990, keepRequests: 10)
+            try log.flush()
+            try log.rebuildRequestIDs()
+            #expect(try log.request("r42") == nil)
+            #expect(log.requestIDs.logLookups == 1, "a compacted id no longer reaches SQL")
+            #expect(try log.request("r2995")?.fingerprint == 7)
+        }
+        let reopened = try ActionLog(directory: directory.path, sync: .off)
+        _ = try reopened.recover()
+        #expect(try reopened.request("r3000")?.fingerprint == 7, "the index is rebuilt from the log at start")
+        #expect(try reopened.request("fresh") == nil)
+        #expect(reopened.requestIDs.logLookups == 1)
     }
 }

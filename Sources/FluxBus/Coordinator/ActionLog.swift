@@ -34,6 +34,8 @@ final class ActionLog: LogStorage {
     private(set) var knownStores: [String] = []
     private var knownStoreSet: Set<String> = []
     private(set) var snapshots: [String: LogSnapshot] = [:]
+    /// The request ids the log may hold: a fresh id is answered without SQL.
+    private(set) var requestIDs = RequestIDIndex()
 
     static let fileName = "log.sqlite"
 
@@ -127,6 +129,7 @@ final class ActionLog: LogStorage {
             })
         recovered.busID = identity.busID
         recovered.opening = decision
+        try rebuildRequestIDs()
         return recovered
     }
 
@@ -186,6 +189,7 @@ final class ActionLog: LogStorage {
         fingerprint: UInt64
     ) {
         let chain = identity.appended(sequence: sequence, action: action)
+        requestIDs.insert(requestID)
         writes.append(.action(
             sequence: sequence, epoch: epoch, action: action, origin: origin, requestID: requestID, batch: batch, chain: chain,
             fingerprint: fingerprint))
@@ -211,6 +215,7 @@ final class ActionLog: LogStorage {
 
     /// Records the answer (RESULT or BATCH_RESULT) owed to a request id, for retries.
     func recordAnswer(_ message: Message, for requestID: String, sequence: UInt64) {
+        requestIDs.insert(requestID)
         writes.append(.answer(requestID: requestID, sequence: sequence, message: codec.encode(message)[1]))
     }
 
@@ -267,6 +272,8 @@ final class ActionLog: LogStorage {
         }
         writes.removeAll(keepingCapacity: true)
         hasUnflushedActions = false
+        // A rebuild that fails leaves the index as it was, still a superset of the table: lookups stay correct.
+        if requestIDs.isRebuildDue { try? rebuildRequestIDs() }
         commitsSinceCheckpoint += 1
         commitsSinceTruncation += 1
         do {
@@ -303,6 +310,7 @@ final class ActionLog: LogStorage {
 
     /// What the log knows of a request id: what it asked for, and its answer once it completed.
     func request(_ requestID: String) throws -> LoggedRequest? {
+        guard requestIDs.mayContain(requestID) else { return nil }
         let row = try database.inDatabase { db in
             try Row.fetchOne(db.cachedStatement(sql: "SELECT result, fingerprint, actionType FROM request WHERE requestID = ?"),
                              arguments: [requestID])
@@ -311,6 +319,13 @@ final class ActionLog: LogStorage {
         let answer = try (row["result"] as Data?).map { try codec.decode([Codec.signature, [UInt8]($0)]) }
         return LoggedRequest(
             answer: answer, fingerprint: (row["fingerprint"] as Int64?).map { UInt64(bitPattern: $0) }, actionType: row["actionType"])
+    }
+
+    /// Rebuilds the request id index from the `request` table: at start, and once it has doubled since (compaction
+    /// deletes ids from the table, never from the index).
+    func rebuildRequestIDs() throws {
+        let logged = try database.inDatabase { db in try String.fetchAll(db, sql: "SELECT requestID FROM request") }
+        requestIDs.rebuild(from: logged)
     }
 
     /// Completed entries with sequences in `range`, at most `maximum` of them, oldest first.

@@ -32,12 +32,14 @@ final class WorkerShell {
     private let checkpointWriter = DispatchQueue(label: "fluxbus-worker-checkpoint")
     /// Whether a checkpoint is being written; the next is taken at the interval after it.
     private var checkpointInFlight = false
-    /// Whether the DEALER has a connection up (its monitor says so), and whether a HELLO waits in it for one. A
-    /// DEALER queues what is sent while no connection is up and delivers it all on connect, so the engine's HELLO,
-    /// re-sent every second through an outage, would bring one WELCOME (and one catch-up) per second of it. One
-    /// queued HELLO is enough: a joining worker applies nothing, so what its HELLO says does not change.
+    /// Whether the DEALER has a connection up (its monitor said so, or a message came through it), and whether a
+    /// HELLO waits in it for one. A DEALER queues what is sent while no connection is up and delivers it all on
+    /// connect, so the engine's HELLO, re-sent every second through an outage, would bring one WELCOME (and one
+    /// catch-up) per second of it. One queued HELLO is enough: a joining worker applies nothing, so what its HELLO
+    /// says does not change. Over `inproc://`, which has no handshake for the monitor to report, HELLOs are not held.
     private var dealerConnected = false
     private var helloQueued = false
+    private let holdsQueuedHellos: Bool
 
     init(
         engine: WorkerEngine, liveness: LivenessGuard, scope: IOLoopScope, dealer: ZMQSocket, configuration: WorkerConfiguration,
@@ -50,6 +52,7 @@ final class WorkerShell {
         self.dealer = dealer
         self.security = configuration.security
         self.dropPublishedRate = configuration.dropPublishedRate
+        holdsQueuedHellos = !configuration.coordinator.hasPrefix("inproc://")
         self.checkpointFile = checkpointFile
         self.journal = journal
         self.events = events
@@ -71,6 +74,7 @@ final class WorkerShell {
         defer { if !abandoned { perform(engine.takeEffects()) } }
         while let frames = try socket.tryReceive() {
             if fromSubscriber, dropPublishedRate > 0, Double.random(in: 0..<1) < dropPublishedRate { continue }
+            if !fromSubscriber { connectionChanged(up: true) }
             let verdict = run(.message(frames, fromSubscriber: fromSubscriber))
             if verdict == .abandoned || engine.phase == .stopped || (verdict == .stopAsked && !engine.stopping) { return }
             if engine.heldMessages >= 512 { perform(engine.takeEffects()) }
@@ -105,7 +109,7 @@ final class WorkerShell {
 
     /// Whether a HELLO may be sent now: always with a connection up, and without one only if none is queued yet.
     private func mayQueueHello() -> Bool {
-        if dealerConnected { return true }
+        if dealerConnected || !holdsQueuedHellos { return true }
         if helloQueued {
             logger.debug("not connected to the coordinator yet; the HELLO already queued goes when the connection is up")
             return false
