@@ -81,6 +81,7 @@ public final class Worker: Service, Sendable {
         let stopped = OneShot<BusError?>()
         let configuration = self.configuration
         let (logger, events) = (self.logger, eventContinuation)
+        let registry = configuration.metricsListen.map { _ in MetricsRegistry() }
         let engine: Running
         do {
             engine = try await loop.run { scope in
@@ -109,6 +110,7 @@ public final class Worker: Service, Sendable {
                 let shell = WorkerShell(
                     engine: engine, liveness: liveness, scope: scope, dealer: dealer, configuration: configuration,
                     checkpointFile: checkpointFile, journal: journal, events: events, logger: logger,
+                    metrics: registry.map { WorkerMetrics(registry: $0, stores: engine.stores) },
                     onStop: { error in stopped.finish(.success(error)) })
                 if checkpointFile != nil {
                     scope.schedule(every: configuration.checkpointInterval) { shell.handle(.checkpointDue) }
@@ -123,6 +125,7 @@ public final class Worker: Service, Sendable {
                     throw error
                 }
                 scope.add(dealer) { socket in try shell.drain(socket, fromSubscriber: false) }
+                if registry != nil { scope.schedule(every: .seconds(1)) { shell.sampleMetrics() } }
                 Self.scheduleTicks(for: shell, in: scope)
                 shell.handle(.start)
                 return Running(shell: IOLoopBound(shell, scope: scope), liveness: liveness)
@@ -132,6 +135,15 @@ public final class Worker: Service, Sendable {
             if let error = error as? BusError { throw error }
             throw BusError(code: .usage, message: "cannot connect to the coordinator at \(configuration.coordinator): \(error)")
         }
+        let metricsServer: MetricsServer?
+        do {
+            metricsServer = try registry.map { try MetricsServer.start(at: configuration.metricsListen!, registry: $0, logger: logger) }
+        } catch {
+            engine.liveness.finish()
+            await loop.shutdown()
+            throw error
+        }
+        defer { metricsServer?.stop() }
         running.withLock { $0 = engine }
         defer { running.withLock { $0 = nil } }
         let liveness = engine.liveness
