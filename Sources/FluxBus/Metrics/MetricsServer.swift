@@ -93,7 +93,17 @@ final class MetricsServer: Sendable {
         var chunk = [UInt8](repeating: 0, count: 2048)
         while !Self.hasEndOfHead(request) {
             guard request.count < Self.maxRequestBytes else {
-                return respond(connection, HTTPAnswer(status: "431 Request Header Fields Too Large", body: "request too large\n"))
+                respond(connection, HTTPAnswer(status: "431 Request Header Fields Too Large", body: "request too large\n"))
+                // Closing with unread bytes would reset the connection and could lose the answer: read on (up to
+                // 64 KiB, within the timeout) until the client closes.
+                shutdown(connection, Int32(SHUT_WR))
+                var drained = 0
+                while drained < 65536 {
+                    let count = chunk.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
+                    guard count > 0 else { break }
+                    drained += count
+                }
+                return
             }
             let count = chunk.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
             guard count > 0 else { return }  // closed, timed out or failed: nothing to answer
