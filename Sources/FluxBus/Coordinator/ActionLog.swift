@@ -223,10 +223,7 @@ final class ActionLog: LogStorage {
         writes.append(.store(name))
     }
 
-    func beginSnapshot(store: String, sequence: UInt64) {
-        metrics?.snapshotBegan(store: store)
-        writes.append(.snapshotBegin(store: store, sequence: sequence))
-    }
+    func beginSnapshot(store: String, sequence: UInt64) { writes.append(.snapshotBegin(store: store, sequence: sequence)) }
 
     func writeSnapshotChunk(store: String, sequence: UInt64, offset: UInt64, bytes: [UInt8]) {
         writes.append(.snapshotChunk(store: store, sequence: sequence, offset: offset, bytes: bytes))

@@ -19,6 +19,8 @@ final class CoordinatorFigures {
         case .result, .batchResult:
             window.dispatchAnswered()
             metrics?.answered()
+        case .stateRequest(let request) where request.requestID.hasPrefix("snapshot-"):
+            metrics?.log.snapshotRequested(store: request.store)
         case .status(var status):
             status.figures = window.figures(at: SystemClock.now)
             message = .status(status)

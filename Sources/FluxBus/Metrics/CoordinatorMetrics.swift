@@ -90,19 +90,21 @@ final class CoordinatorMetrics {
         var byState: [WorkerState: Int] = [:]
         for worker in status.workers { byState[worker.state, default: 0] += 1 }
         for (state, gauge) in workers { gauge.record(byState[state] ?? 0) }
-        // A replica applies every sequence in order, handled or not: its worker's last applied is the replica's.
-        let applied = Dictionary(status.workers.map { ($0.id, $0.lastApplied) }, uniquingKeysWith: max)
+        // A replica applies every sequence in order, handled or not: its worker's last applied is the replica's. Only
+        // replicas on live and catching-up workers have a lag; a lost or gone one shows in `fluxbus_workers`.
+        let applied = Dictionary(
+            status.workers.filter { $0.state == .live || $0.state == .catchingUp }.map { ($0.id, $0.lastApplied) },
+            uniquingKeysWith: max)
         var seen: Set<[String]> = []
         for store in status.stores {
             for replica in store.replicas {
+                guard let last = applied[replica.worker] else { continue }
                 let labels = [store.name, replica.worker]
                 seen.insert(labels)
-                let last = applied[replica.worker] ?? replica.lastApplied
-                let lag = status.sequence > last ? status.sequence - last : 0
-                replicaLag.set(labels, to: Double(lag), in: registry)
+                replicaLag.set(labels, to: Double(status.sequence > last ? status.sequence - last : 0), in: registry)
             }
         }
-        replicaLag.zeroAll(except: seen)
+        replicaLag.removeAll(except: seen)
         divergedStores.record(status.stores.filter { $0.divergedAt > 0 }.count)
         Self.advance(malformed, from: &policed.malformed, to: policing.malformed)
         Self.advance(refused, from: &policed.refused, to: policing.refused)

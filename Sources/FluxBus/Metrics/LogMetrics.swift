@@ -2,8 +2,8 @@ import CoreMetrics
 import Foundation
 
 /// The coordinator log's timings: each commit (with `--sync always`, the fsync is in it), each batch-mode or
-/// truncating checkpoint (which syncs the WAL), and each snapshot from its first chunk to its record. ``ActionLog``
-/// reports to it when it has one, and reads no clock when it has none.
+/// truncating checkpoint (which syncs the WAL), and each snapshot from the STATE_REQUEST that asks a replica for it
+/// to its record in the log. ``ActionLog`` reports to it when it has one, and reads no clock when it has none.
 final class LogMetrics {
     private let commit: CoreMetrics.Timer
     private let checkpoint: CoreMetrics.Timer
@@ -22,7 +22,7 @@ final class LogMetrics {
 
     func checkpointed(in duration: Duration) { checkpoint.recordNanoseconds(duration.nanosecondsClamped) }
 
-    func snapshotBegan(store: String) { snapshotStarts[store] = .now }
+    func snapshotRequested(store: String) { snapshotStarts[store] = .now }
 
     func snapshotSaved(store: String) {
         snapshots.increment()

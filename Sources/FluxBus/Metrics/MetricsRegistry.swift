@@ -55,8 +55,12 @@ struct LabeledGauges {
         gauge.record(value)
     }
 
-    /// Sets every gauge not in `seen` to 0: a worker that left shows no lag rather than its last one.
-    mutating func zeroAll(except seen: Set<[String]>) {
-        for (values, gauge) in gauges where !seen.contains(values) { gauge.record(0) }
+    /// Drops the series of every gauge not in `seen` from the exposition: a worker that left has no lag any more,
+    /// rather than its last one for ever.
+    mutating func removeAll(except seen: Set<[String]>) {
+        for (values, gauge) in gauges where !seen.contains(values) {
+            gauge.destroy()
+            gauges[values] = nil
+        }
     }
 }
