@@ -73,6 +73,23 @@ struct MetricsTests {
         await cluster.stop()
     }
 
+    @Test func aMetricsPortInUseStopsTheProcessNamingIt() async throws {
+        let cluster = try Cluster()
+        try cluster.startCoordinator(["--metrics-listen", "127.0.0.1:0"])
+        let port = try await cluster.metricsPort(of: "coordinator")
+        let run = try CommandLineTests.fluxbus([
+            "worker", "--id", "w1", "--store", "counter=counter", "--coordinator", cluster.control,
+            "--metrics-listen", "127.0.0.1:\(port)",
+        ])
+        #expect(run.status == 2)
+        #expect(run.error.contains("--metrics-listen 127.0.0.1:\(port): cannot bind"), "\(run.error)")
+        // It stopped before joining: the coordinator never heard of it.
+        let client = try await cluster.client()
+        #expect(try await client.status().workers.isEmpty)
+        await client.close()
+        await cluster.stop()
+    }
+
     @Test(arguments: ["localhost:9464", "127.0.0.1", "127.0.0.1:99999", ":9464"])
     func aBadListenAddressIsAUsageErrorNamingIt(_ value: String) throws {
         let run = try CommandLineTests.fluxbus(["coordinator", "--in-memory", "--metrics-listen", value])

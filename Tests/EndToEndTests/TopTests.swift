@@ -90,37 +90,36 @@ struct TopTests {
         #expect(try top.modes() == "0 1")
     }
 
-    @Test func inATerminalItRedrawsInPlaceAndQuitsOnQPuttingTheTerminalBack() async throws {
-        let (cluster, client) = try await Self.startBus()
+    /// Runs top in tmux on a bus that completed 3 dispatches, hands its first full screen to `body`, then presses
+    /// `key` and checks that top exited 0 and put the terminal back.
+    static func top(quittingWith key: String, _ body: (String, BusClient, TmuxTop) async throws -> Void = { _, _, _ in }) async throws {
+        let (cluster, client) = try await startBus()
         let top = try TmuxTop(cluster: cluster)
         defer { top.close() }
-        let screen = try await top.waitForScreen { $0.contains("total 3 dispatches") && $0.contains("w1") }
-        #expect(screen.contains("fluxbus top   \(cluster.control)"))
-        #expect(screen.contains("latency     p50 "))
-        #expect(screen.contains("1 live, 0 catching-up, 0 lost, 0 gone   slowest w1 (lag 0)"))
-        let row = try #require(screen.split(separator: "\n").first { $0.hasPrefix("w1 ") })
-        #expect(row.contains("live") && row.contains("agree") && row.contains("counter"), "\(row)")
-        #expect(try top.modes() == "1 0")
-
-        // Refreshed in place: another dispatch shows on the same screen.
-        _ = try await client.dispatch("counter.add", json: #"{"by":1}"#)
-        _ = try await top.waitForScreen { $0.contains("total 4 dispatches") }
-
-        try TmuxTop.tmux(["send-keys", "-t", top.session, "q"])
-        try Self.expectRestored(try await top.waitForReport(), top)
+        let screen = try await top.waitForScreen { $0.contains("total 3 dispatches") && $0.contains("w1 ") }
+        try await body(screen, client, top)
+        try TmuxTop.tmux(["send-keys", "-t", top.session, key])
+        try expectRestored(try await top.waitForReport(), top)
         await client.close()
         await cluster.stop()
     }
 
+    @Test func inATerminalItRedrawsInPlaceAndQuitsOnQPuttingTheTerminalBack() async throws {
+        try await Self.top(quittingWith: "q") { screen, client, top in
+            #expect(screen.contains("fluxbus top   ipc://"))
+            #expect(screen.contains("latency     p50 "))
+            #expect(screen.contains("1 live, 0 catching-up, 0 lost, 0 gone   slowest w1 (lag 0)"))
+            let row = try #require(screen.split(separator: "\n").first { $0.hasPrefix("w1 ") })
+            #expect(row.contains("live") && row.contains("agree") && row.contains("counter"), "\(row)")
+            #expect(try top.modes() == "1 0")
+            // Refreshed in place: another dispatch shows on the same screen.
+            _ = try await client.dispatch("counter.add", json: #"{"by":1}"#)
+            _ = try await top.waitForScreen { $0.contains("total 4 dispatches") }
+        }
+    }
+
     @Test func ctrlCAlsoPutsTheTerminalBack() async throws {
-        let (cluster, client) = try await Self.startBus()
-        let top = try TmuxTop(cluster: cluster)
-        defer { top.close() }
-        _ = try await top.waitForScreen { $0.contains("total 3 dispatches") }
-        try TmuxTop.tmux(["send-keys", "-t", top.session, "C-c"])
-        try Self.expectRestored(try await top.waitForReport(), top)
-        await client.close()
-        await cluster.stop()
+        try await Self.top(quittingWith: "C-c")
     }
 
     @Test func offATerminalItPrintsOneLinePerRefresh() async throws {

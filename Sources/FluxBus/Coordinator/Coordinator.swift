@@ -58,6 +58,16 @@ public final class Coordinator: Service, Sendable {
         let logger = self.logger
         let storageFailure = OneShot<BusError>()
         let registry = configuration.metricsListen.map { _ in MetricsRegistry() }
+        // Before anything else binds: a port in use stops the coordinator before it takes its endpoints.
+        let metricsServer: MetricsServer?
+        do {
+            metricsServer = try registry.map { try MetricsServer.start(at: configuration.metricsListen!, registry: $0, logger: logger) }
+        } catch {
+            bound.finish(.failure(error))
+            await loop.shutdown()
+            throw error
+        }
+        defer { metricsServer?.stop() }
         let engine: IOLoopBound<CoordinatorShell>
         do {
             engine = try await loop.run { scope in
@@ -125,15 +135,6 @@ public final class Coordinator: Service, Sendable {
         let (endpoints, epoch) = try await loop.run { _ in
             (Endpoints(control: engine.value.engine.routerEndpoint, publish: engine.value.engine.advertisedPublishEndpoint), engine.value.engine.epoch)
         }
-        let metricsServer: MetricsServer?
-        do {
-            metricsServer = try registry.map { try MetricsServer.start(at: configuration.metricsListen!, registry: $0, logger: logger) }
-        } catch {
-            bound.finish(.failure(error))
-            await loop.shutdown()
-            throw error
-        }
-        defer { metricsServer?.stop() }
         bound.finish(.success(endpoints))
         if configuration.security == nil { warnAboutPlainText() }
         logger.info(

@@ -82,6 +82,15 @@ public final class Worker: Service, Sendable {
         let configuration = self.configuration
         let (logger, events) = (self.logger, eventContinuation)
         let registry = configuration.metricsListen.map { _ in MetricsRegistry() }
+        // Before joining: a port in use stops the worker before the coordinator counts it.
+        let metricsServer: MetricsServer?
+        do {
+            metricsServer = try registry.map { try MetricsServer.start(at: configuration.metricsListen!, registry: $0, logger: logger) }
+        } catch {
+            await loop.shutdown()
+            throw error
+        }
+        defer { metricsServer?.stop() }
         let engine: Running
         do {
             engine = try await loop.run { scope in
@@ -135,15 +144,6 @@ public final class Worker: Service, Sendable {
             if let error = error as? BusError { throw error }
             throw BusError(code: .usage, message: "cannot connect to the coordinator at \(configuration.coordinator): \(error)")
         }
-        let metricsServer: MetricsServer?
-        do {
-            metricsServer = try registry.map { try MetricsServer.start(at: configuration.metricsListen!, registry: $0, logger: logger) }
-        } catch {
-            engine.liveness.finish()
-            await loop.shutdown()
-            throw error
-        }
-        defer { metricsServer?.stop() }
         running.withLock { $0 = engine }
         defer { running.withLock { $0 = nil } }
         let liveness = engine.liveness
