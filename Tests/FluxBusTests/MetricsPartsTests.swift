@@ -13,6 +13,8 @@ struct MetricsPartsTests {
         let endpoint = try MetricsEndpoint(parsing: text)
         #expect(endpoint.description == text)
         #expect(endpoint.isLoopback == loopback)
+        #expect((endpoint.exposureWarning == nil) == loopback)
+        #expect(endpoint.exposureWarning?.contains("served beyond this machine at \(text)") ?? true)
     }
 
     @Test(arguments: ["", "9464", "localhost:9464", "127.0.0.1:", "127.0.0.1:65536", "1.2.3:80", "256.0.0.1:80", "[::1]:80"])

@@ -37,5 +37,11 @@ public struct MetricsEndpoint: Sendable, Hashable, CustomStringConvertible {
     /// Whether only this machine can connect: 127.0.0.0/8.
     public var isLoopback: Bool { host.hasPrefix("127.") }
 
+    /// What to warn about when other machines can connect, or nil for a loopback address.
+    var exposureWarning: String? {
+        isLoopback ? nil : "metrics are served beyond this machine at \(self): anyone who reaches the port reads the "
+            + "bus's figures, worker ids and store names; bind 127.0.0.1 unless a firewall guards it"
+    }
+
     public var description: String { "\(host):\(port)" }
 }

@@ -135,12 +135,7 @@ extension MetricsServer {
     static func start(at endpoint: MetricsEndpoint, registry: MetricsRegistry, logger: Logger) throws -> MetricsServer {
         let server = try MetricsServer(endpoint: endpoint, render: registry.render)
         logger.info("serving metrics", metadata: ["metrics": "http://\(server.endpoint)/metrics"])
-        if !endpoint.isLoopback {
-            logger.warning("""
-                metrics are served beyond this machine: anyone who reaches the port reads the bus's figures, worker ids \
-                and store names; bind 127.0.0.1 unless a firewall guards it
-                """, metadata: ["metrics": "\(server.endpoint)"])
-        }
+        if let warning = endpoint.exposureWarning { logger.warning("\(warning)") }
         return server
     }
 }
