@@ -11,7 +11,7 @@ struct StatusCommand: AsyncParsableCommand {
         discussion: """
             The second line holds the figures to check first, as `fluxbus top` shows them live: requests and \
             actions per second over the coordinator's last ten seconds or so, latency percentiles over its latest \
-            1,024 actions, and the slowest live worker with its lag.
+            1,024 actions, and the live or catching-up worker furthest behind, with its lag.
 
             A worker is live (counted in every dispatch), catching-up (joining, replaying what it missed), lost \
             (silent past its deadline) or gone (said goodbye). Replicas of one store that report different digests \

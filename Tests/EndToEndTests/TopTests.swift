@@ -135,4 +135,12 @@ struct TopTests {
         await client.close()
         await cluster.stop()
     }
+
+    @Test func offATerminalAScriptLearnsThatTheCoordinatorIsUnreachable() throws {
+        let cluster = try Cluster()
+        let run = try CommandLineTests.fluxbus(["top", "--coordinator", cluster.control, "--count", "1", "--timeout", "0.5"])
+        #expect(run.status == 3)
+        #expect(run.output.hasPrefix("cannot get the status from \(cluster.control): no answer"), "\(run.output)")
+        #expect(run.error.contains("is it running"), "\(run.error)")
+    }
 }
