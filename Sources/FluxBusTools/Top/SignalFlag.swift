@@ -22,7 +22,11 @@ public final class SignalFlag: Sendable {
     public init(_ signals: [Int32] = [SIGINT, SIGTERM]) {
         let raised = self.raised
         sources = signals.map { number in
+            #if canImport(Darwin)
+            // Darwin's sources see a signal through kqueue, alongside its disposition: ignore it there so it does not
+            // kill the process. Linux's libdispatch handles the signal itself, and an ignored one would be dropped.
             signal(number, SIG_IGN)
+            #endif
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler { raised.value.store(true, ordering: .releasing) }
             source.resume()
