@@ -12,10 +12,10 @@ PYZMQ := 27.3.0
 deps: deps-system deps-python
 
 deps-system:
-	@if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists libzmq || ! pkg-config --exists sqlite3 || ! command -v sqlite3 >/dev/null 2>&1 || ! command -v strace >/dev/null 2>&1; then \
-		echo "==> installing libzmq3-dev, libsqlite3-dev, sqlite3 (for log backups), strace (SyncTests traces the coordinator's fsyncs) and pkg-config with apt"; \
+	@if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists libzmq || ! pkg-config --exists sqlite3 || ! command -v sqlite3 >/dev/null 2>&1 || ! command -v strace >/dev/null 2>&1 || ! command -v tmux >/dev/null 2>&1; then \
+		echo "==> installing libzmq3-dev, libsqlite3-dev, sqlite3 (for log backups), strace (SyncTests traces the coordinator's fsyncs), tmux (TopTests drive fluxbus top in a real terminal) and pkg-config with apt"; \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-		$$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libzmq3-dev libsqlite3-dev sqlite3 strace pkg-config; \
+		$$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libzmq3-dev libsqlite3-dev sqlite3 strace tmux pkg-config; \
 	fi
 	@pkg-config --modversion libzmq | sed 's/^/==> libzmq /'
 	@pkg-config --modversion sqlite3 | sed 's/^/==> sqlite3 /'

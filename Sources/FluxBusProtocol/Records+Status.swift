@@ -148,3 +148,63 @@ extension GraphNode: WireItem {
         try visitor.u16(&replicas, "replicas")
     }
 }
+
+/// Throughput and latency lately, as STATUS reports them after its other fields. Rates are per second times 1,000
+/// (so 0.5/s is 500), over the coordinator's last few seconds; percentiles are over its latest completed dispatches.
+public struct DispatchFigures: Sendable, Hashable {
+    /// Requests answered (RESULT or BATCH_RESULT sent) since the coordinator started.
+    public var dispatchesTotal: UInt64
+    /// Actions completed since the coordinator started (a batch counts each of its actions).
+    public var actionsTotal: UInt64
+    /// Requests answered per second, times 1,000.
+    public var dispatchRateMilli: UInt64
+    /// Actions completed per second, times 1,000.
+    public var actionRateMilli: UInt64
+    /// How many of the latest completed actions the percentiles below are over; 0 when none completed yet.
+    public var latencySamples: UInt32
+    /// The median time from an action's publication to its completion, in microseconds.
+    public var latencyP50Micros: UInt64
+    /// The 90th percentile, in microseconds.
+    public var latencyP90Micros: UInt64
+    /// The 99th percentile, in microseconds.
+    public var latencyP99Micros: UInt64
+    /// The slowest, in microseconds.
+    public var latencyMaxMicros: UInt64
+
+    /// All zero, as a coordinator that completed nothing reports.
+    public init() {
+        self.init(dispatchesTotal: 0, actionsTotal: 0, dispatchRateMilli: 0, actionRateMilli: 0, latencySamples: 0,
+                  latencyP50Micros: 0, latencyP90Micros: 0, latencyP99Micros: 0, latencyMaxMicros: 0)
+    }
+
+    /// Figures with the given fields.
+    public init(
+        dispatchesTotal: UInt64, actionsTotal: UInt64, dispatchRateMilli: UInt64, actionRateMilli: UInt64,
+        latencySamples: UInt32, latencyP50Micros: UInt64, latencyP90Micros: UInt64, latencyP99Micros: UInt64,
+        latencyMaxMicros: UInt64
+    ) {
+        self.dispatchesTotal = dispatchesTotal
+        self.actionsTotal = actionsTotal
+        self.dispatchRateMilli = dispatchRateMilli
+        self.actionRateMilli = actionRateMilli
+        self.latencySamples = latencySamples
+        self.latencyP50Micros = latencyP50Micros
+        self.latencyP90Micros = latencyP90Micros
+        self.latencyP99Micros = latencyP99Micros
+        self.latencyMaxMicros = latencyMaxMicros
+    }
+}
+
+extension DispatchFigures: WireItem {
+    package mutating func visit<V: WireVisitor>(_ visitor: inout V) throws(V.Failure) {
+        try visitor.u64(&dispatchesTotal, "dispatchesTotal")
+        try visitor.u64(&actionsTotal, "actionsTotal")
+        try visitor.u64(&dispatchRateMilli, "dispatchRateMilli")
+        try visitor.u64(&actionRateMilli, "actionRateMilli")
+        try visitor.u32(&latencySamples, "latencySamples")
+        try visitor.u64(&latencyP50Micros, "latencyP50Micros")
+        try visitor.u64(&latencyP90Micros, "latencyP90Micros")
+        try visitor.u64(&latencyP99Micros, "latencyP99Micros")
+        try visitor.u64(&latencyMaxMicros, "latencyMaxMicros")
+    }
+}

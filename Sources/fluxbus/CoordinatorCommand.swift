@@ -119,6 +119,8 @@ struct CoordinatorCommand: AsyncParsableCommand {
         "The keys admitted with CURVE, one per line: PUBLIC-KEY NAME ROLE (worker, client or admin).", valueName: "file"))
     var authorizedKeys: String?
 
+    @OptionGroup var metrics: MetricsOptions
+
     @OptionGroup var logging: LoggingOptions
 
     func validate() throws {
@@ -176,6 +178,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
             configuration.quarantine = .milliseconds(Int64(quarantineSeconds * 1000))
             configuration.maxWorkers = maxWorkers
             configuration.maxStoresPerWorker = maxStoresPerWorker
+            configuration.metricsListen = try metrics.endpoint()
             let coordinator = Coordinator(configuration: configuration, logger: logger)
             let group = ServiceGroup(
                 configuration: .init(services: [coordinator], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))

@@ -7,8 +7,12 @@ import FluxBusTools
 struct StatusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
-        abstract: "Show the bus at a glance: workers with their state and lag, stores with their replicas and digests.",
+        abstract: "Show the bus at a glance: rates, latency, workers with their state and lag, stores with their replicas.",
         discussion: """
+            The second line holds the figures to check first, as `fluxbus top` shows them live: requests and \
+            actions per second over the coordinator's last ten seconds or so, latency percentiles over its latest \
+            1,024 actions, and the live or catching-up worker furthest behind, with its lag.
+
             A worker is live (counted in every dispatch), catching-up (joining, replaying what it missed), lost \
             (silent past its deadline) or gone (said goodbye). Replicas of one store that report different digests \
             for the same sequence are flagged DIVERGED.

@@ -74,6 +74,8 @@ struct WorkerCommand: AsyncParsableCommand {
 
     @OptionGroup var curve: CurveOptions
 
+    @OptionGroup var metrics: MetricsOptions
+
     @OptionGroup var logging: LoggingOptions
 
     func validate() throws {
@@ -96,6 +98,7 @@ struct WorkerCommand: AsyncParsableCommand {
             configuration.dataDirectory = dataDirectory
             configuration.checkpointInterval = .milliseconds(checkpointMillis)
             configuration.security = try curve.security()
+            configuration.metricsListen = try metrics.endpoint()
             let worker = Worker(configuration: configuration, logger: logger)
             let group = ServiceGroup(
                 configuration: .init(services: [worker], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))

@@ -66,4 +66,31 @@ struct GoldenBytesTests {
         let body: [UInt8] = [0x06] + [UInt8](repeating: 0, count: 16) + [0x00, 0x01, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00]
         #expect(codec.encode(message)[1] == body)
     }
+    @Test("STATUS ends with its dispatch figures, appended after retain")
+    func statusFigures() throws {
+        let figures = DispatchFigures(
+            dispatchesTotal: 3, actionsTotal: 4, dispatchRateMilli: 1500, actionRateMilli: 2000, latencySamples: 4,
+            latencyP50Micros: 100, latencyP90Micros: 200, latencyP99Micros: 300, latencyMaxMicros: 400)
+        let message = Message.status(.init(
+            requestID: "s", epoch: 0, sequence: 0, queueLength: 0, publishEndpoint: "", workers: [], stores: [],
+            figures: figures))
+        let body: [UInt8] = [
+            0x14,                                                   // command STATUS
+            0x00, 0x01, 0x73,                                       // requestID "s"
+        ] + [UInt8](repeating: 0, count: 8 + 8 + 4)                 // epoch, sequence, queueLength
+          + [UInt8](repeating: 0, count: 2 + 2 + 2 + 2 + 2)         // publishEndpoint, workers, stores, logPath, logSync
+          + [UInt8](repeating: 0, count: 8 + 8 + 8) + [             // logOldest, logLast, retain
+            0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03,         // dispatchesTotal 3
+            0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04,         // actionsTotal 4
+            0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x05, 0xDC,         // dispatchRateMilli 1500
+            0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x07, 0xD0,         // actionRateMilli 2000
+            0x00, 0x00, 0x00, 0x04,                                 // latencySamples 4
+            0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x64,         // latencyP50Micros 100
+            0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xC8,         // latencyP90Micros 200
+            0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x2C,         // latencyP99Micros 300
+            0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x90,         // latencyMaxMicros 400
+        ]
+        #expect(codec.encode(message)[1] == body)
+        #expect(try codec.decode([[0x46, 0x4C, 0x58, 0x42, 0x03], body]) == message)
+    }
 }

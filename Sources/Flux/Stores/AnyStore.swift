@@ -13,6 +13,8 @@ package final class AnyStore {
     private let encodeState: () throws -> [UInt8]
     private let keptDigest: () -> UInt64?
     private let restoreState: ([UInt8]) throws -> Void
+    /// Told how long each handler that ran took, when a worker serves metrics; nil otherwise, and then no clock is read.
+    package var onHandled: ((Duration) -> Void)?
 
     /// Wraps a store instance, optionally under another name, with other dependencies, or limited to some of the
     /// action types it has handlers for (a worker's `--store NAME=KIND,after=…,handles=…` does this).
@@ -67,7 +69,16 @@ package final class AnyStore {
     /// Runs the store's handler for `action`.
     /// - Returns: whether a handler ran.
     package func apply(_ action: AnyAction, context: DispatchContext) throws -> Bool {
-        try applyAction(action, context)
+        guard let onHandled else { return try applyAction(action, context) }
+        let start = ContinuousClock.now
+        do {
+            let ran = try applyAction(action, context)
+            if ran { onHandled(.now - start) }
+            return ran
+        } catch {
+            onHandled(.now - start)
+            throw error
+        }
     }
 
     /// The store's current output, still typed.

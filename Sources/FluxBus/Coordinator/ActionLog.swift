@@ -36,6 +36,8 @@ final class ActionLog: LogStorage {
     private(set) var snapshots: [String: LogSnapshot] = [:]
     /// The request ids the log may hold: a fresh id is answered without SQL.
     private(set) var requestIDs = RequestIDIndex()
+    /// Where commits, checkpoints and snapshots are timed, when the coordinator serves metrics.
+    var metrics: LogMetrics?
 
     static let fileName = "log.sqlite"
 
@@ -234,6 +236,7 @@ final class ActionLog: LogStorage {
 
     func saveSnapshot(_ snapshot: LogSnapshot) {
         snapshots[snapshot.store] = snapshot
+        metrics?.snapshotSaved(store: snapshot.store)
         writes.append(.snapshot(snapshot))
     }
 
@@ -261,10 +264,12 @@ final class ActionLog: LogStorage {
     func flush() throws {
         guard !writes.isEmpty else { return }
         let pending = writes
+        let started = metrics == nil ? nil : ContinuousClock.now
         do {
             try database.write { db in
                 for write in pending { try write.perform(in: db) }
             }
+            if let started { metrics?.committed(in: .now - started) }
         } catch {
             throw BusError(code: .storage, message: "cannot write the log\(path.map { " \($0)" } ?? ""): \(error). "
                 + "The coordinator stops rather than publish what it could not log; check the disk (space, permissions, "
@@ -293,12 +298,18 @@ final class ActionLog: LogStorage {
             // size of the largest burst (syncs the WAL too).
             commitsSinceTruncation = 0
             commitsSinceCheckpoint = 0
-            _ = try? database.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
+            checkpoint(.truncate)
             return
         }
         guard sync == .batch, commitsSinceCheckpoint > 0 else { return }
         commitsSinceCheckpoint = 0
-        _ = try? database.writeWithoutTransaction { db in try db.checkpoint(.passive) }
+        checkpoint(.passive)
+    }
+
+    private func checkpoint(_ kind: Database.CheckpointMode) {
+        let started = metrics == nil ? nil : ContinuousClock.now
+        _ = try? database.writeWithoutTransaction { db in try db.checkpoint(kind) }
+        if let started { metrics?.checkpointed(in: .now - started) }
     }
 
     /// The WAL's size after a checkpoint, at most: journal_size_limit.

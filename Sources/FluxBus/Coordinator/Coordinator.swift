@@ -57,11 +57,24 @@ public final class Coordinator: Service, Sendable {
         let configuration = self.configuration
         let logger = self.logger
         let storageFailure = OneShot<BusError>()
+        let registry = configuration.metricsListen.map { _ in MetricsRegistry() }
+        // Before anything else binds: a port in use stops the coordinator before it takes its endpoints.
+        let metricsServer: MetricsServer?
+        do {
+            metricsServer = try registry.map { try MetricsServer.start(at: configuration.metricsListen!, registry: $0, logger: logger) }
+        } catch {
+            bound.finish(.failure(error))
+            await loop.shutdown()
+            throw error
+        }
+        defer { metricsServer?.stop() }
         let engine: IOLoopBound<CoordinatorShell>
         do {
             engine = try await loop.run { scope in
                 // The log first: a coordinator that cannot read its history must not take a port and look healthy.
                 let log = try ActionLog(directory: configuration.dataDirectory, sync: configuration.sync, newBus: configuration.newBus)
+                let metrics = registry.map(CoordinatorMetrics.init(registry:))
+                log.metrics = metrics?.log
                 let recovered = try log.recover()
                 Self.report(recovered, path: log.path, logger: logger)
                 // Epochs grow across restarts even if the clock went back.
@@ -106,11 +119,12 @@ public final class Coordinator: Service, Sendable {
                     controlEndpoint: controlEndpoint, advertisedPublishEndpoint: advertised, logger: logger,
                     now: SystemClock.now)
                 let shell = CoordinatorShell(
-                    engine: engine, router: router, publisher: publisher, logger: logger,
+                    engine: engine, router: router, publisher: publisher, logger: logger, metrics: metrics,
                     onStorageFailure: { storageFailure.finish(.success($0)) })
                 shell.flushLog()
                 scope.add(router) { _ in try shell.drainRouter() }
                 scope.schedule(every: configuration.tickInterval) { shell.handle(.tick) }
+                scope.schedule(every: .seconds(1)) { shell.sample() }
                 return IOLoopBound(shell, scope: scope)
             }
         } catch {

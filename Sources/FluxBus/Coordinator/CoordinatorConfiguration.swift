@@ -79,6 +79,8 @@ public struct CoordinatorConfiguration: Sendable {
     /// The bytes a SNAPSHOT carries inline and each PULL for a streamed state asks for: 1 MiB by default. Must fit in
     /// a message (`Limits.maxBytesField`, in FluxBusProtocol).
     public var transferChunkBytes = TransferWindow.defaultChunkSize
+    /// Where to serve Prometheus's `GET /metrics` (`--metrics-listen`); nil, the default, serves none.
+    public var metricsListen: MetricsEndpoint?
 
     public init(
         controlEndpoint: String = BusDefaults.controlEndpoint,

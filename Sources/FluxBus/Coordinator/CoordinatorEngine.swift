@@ -65,6 +65,9 @@ final class CoordinatorEngine {
     var isShuttingDown = false
     /// Malformed input, refusals, strangers and quarantine.
     var policing: PeerPolicing
+    /// The shell's look at each message before it is held for sending (and perhaps bundled): it counts completions
+    /// and answers for its metrics and fills in STATUS's figures, which it measures. Nil in the simulator.
+    var outgoing: ((inout Message) -> Void)?
 
     /// - Parameters:
     ///   - recovered: what `log` held when it was opened.
@@ -218,6 +221,9 @@ final class CoordinatorEngine {
     // MARK: - Output
 
     func send(_ message: Message, to routingID: [UInt8]) {
+        guard let outgoing else { return outbox.hold(message, for: .peer(routingID)) }
+        var message = message
+        outgoing(&message)
         outbox.hold(message, for: .peer(routingID))
     }
 
@@ -228,6 +234,9 @@ final class CoordinatorEngine {
 
     func publish(_ message: Message) {
         lastPublishAt = now
+        guard let outgoing else { return outbox.hold(message, for: .stream) }
+        var message = message
+        outgoing(&message)
         outbox.hold(message, for: .stream)
     }
 

@@ -12,11 +12,15 @@ final class CoordinatorShell {
     private let logger: Logger
     private let codec: Codec
     private let onStorageFailure: (BusError) -> Void
+    /// Throughput and latency lately (for STATUS), and Prometheus metrics when the coordinator serves them.
+    private let figures: CoordinatorFigures
 
     init(
-        engine: CoordinatorEngine, router: ZMQSocket, publisher: ZMQSocket, logger: Logger,
+        engine: CoordinatorEngine, router: ZMQSocket, publisher: ZMQSocket, logger: Logger, metrics: CoordinatorMetrics? = nil,
         onStorageFailure: @escaping (BusError) -> Void
     ) {
+        figures = CoordinatorFigures(metrics: metrics)
+        engine.outgoing = { [figures] in figures.observe(&$0) }
         self.engine = engine
         self.router = router
         self.publisher = publisher
@@ -42,6 +46,9 @@ final class CoordinatorShell {
         engine.handle(input, at: SystemClock.now)
         perform(engine.takeEffects())
     }
+
+    /// About once a second: a count for the rates, and the engine's view for the gauges.
+    func sample() { figures.sample(engine) }
 
     /// Commits the log (at start and at the end), outside any other input.
     func flushLog() {

@@ -83,6 +83,16 @@ public final class Worker: Service, Sendable {
         let stopped = OneShot<BusError?>()
         let configuration = self.configuration
         let (logger, events) = (self.logger, eventContinuation)
+        let registry = configuration.metricsListen.map { _ in MetricsRegistry() }
+        // Before joining: a port in use stops the worker before the coordinator counts it.
+        let metricsServer: MetricsServer?
+        do {
+            metricsServer = try registry.map { try MetricsServer.start(at: configuration.metricsListen!, registry: $0, logger: logger) }
+        } catch {
+            await loop.shutdown()
+            throw error
+        }
+        defer { metricsServer?.stop() }
         let engine: Running
         do {
             engine = try await loop.run { scope in
@@ -111,6 +121,7 @@ public final class Worker: Service, Sendable {
                 let shell = WorkerShell(
                     engine: engine, liveness: liveness, scope: scope, dealer: dealer, configuration: configuration,
                     checkpointFile: checkpointFile, journal: journal, events: events, logger: logger,
+                    metrics: registry.map { WorkerMetrics(registry: $0, stores: engine.stores) },
                     onStop: { error in stopped.finish(.success(error)) })
                 if checkpointFile != nil {
                     scope.schedule(every: configuration.checkpointInterval) { shell.handle(.checkpointDue) }
@@ -128,6 +139,7 @@ public final class Worker: Service, Sendable {
                     throw error
                 }
                 scope.add(dealer) { socket in try shell.drain(socket, fromSubscriber: false) }
+                if registry != nil { scope.schedule(every: .seconds(1)) { shell.sampleMetrics() } }
                 Self.scheduleTicks(for: shell, in: scope)
                 shell.handle(.start)
                 return Running(shell: IOLoopBound(shell, scope: scope), liveness: liveness)

@@ -20,6 +20,8 @@ public struct WorkerConfiguration: Sendable {
     public var dataDirectory: String?
     /// How often the checkpoint is rewritten, when something changed; it is also written on a graceful stop.
     public var checkpointInterval: Duration = .seconds(1)
+    /// Where to serve Prometheus's `GET /metrics` (`--metrics-listen`); nil, the default, serves none.
+    public var metricsListen: MetricsEndpoint?
 
     public init(
         id: String, coordinator: String = BusDefaults.controlEndpoint, stores: [HostedStore],

@@ -40,12 +40,15 @@ final class WorkerShell {
     private var dealerConnected = false
     private var helloQueued = false
     private let holdsQueuedHellos: Bool
+    /// Prometheus metrics, when the worker serves them.
+    private let metrics: WorkerMetrics?
 
     init(
         engine: WorkerEngine, liveness: LivenessGuard, scope: IOLoopScope, dealer: ZMQSocket, configuration: WorkerConfiguration,
         checkpointFile: CheckpointFile?, journal: Journal?, events: AsyncStream<WorkerEvent>.Continuation, logger: Logger,
-        onStop: @escaping (BusError?) -> Void
+        metrics: WorkerMetrics? = nil, onStop: @escaping (BusError?) -> Void
     ) {
+        self.metrics = metrics
         self.engine = engine
         self.liveness = liveness
         self.scope = scope
@@ -141,6 +144,7 @@ final class WorkerShell {
                 if case .applied(let sequence, let store, let status) = event {
                     journal?.record(sequence: sequence, store: store, status: status)
                 }
+                metrics?.observe(event)
                 events.yield(event)
             case .stop(let error):
                 // The last checkpoint is on disk before the worker says it stopped.
@@ -177,6 +181,11 @@ final class WorkerShell {
     private func checkpointWritten(failed: Bool) {
         checkpointInFlight = false
         if failed, !abandoned { engine.checkpointWriteFailed() }
+    }
+
+    /// Samples the worker's gauges, when it serves metrics.
+    func sampleMetrics() {
+        if !abandoned { metrics?.sample(engine) }
     }
 
     /// Encodes a state copy on ``encoder`` and hands the bytes back to the engine on the I/O thread.

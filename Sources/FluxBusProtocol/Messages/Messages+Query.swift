@@ -39,12 +39,14 @@ extension Message {
         public var logLast: UInt64
         /// How many completed dispatches the log keeps at least.
         public var retain: UInt64
+        /// Throughput and latency lately, for `status` and `top`.
+        public var figures: DispatchFigures
 
         /// A STATUS with the given fields.
         public init(
             requestID: String, epoch: UInt64, sequence: UInt64, queueLength: UInt32, publishEndpoint: String,
             workers: [WorkerStatus], stores: [StoreStatus], logPath: String = "", logSync: String = "",
-            logOldest: UInt64 = 0, logLast: UInt64 = 0, retain: UInt64 = 0
+            logOldest: UInt64 = 0, logLast: UInt64 = 0, retain: UInt64 = 0, figures: DispatchFigures = .init()
         ) {
             self.requestID = requestID
             self.epoch = epoch
@@ -58,6 +60,7 @@ extension Message {
             self.logOldest = logOldest
             self.logLast = logLast
             self.retain = retain
+            self.figures = figures
         }
     }
 
@@ -173,6 +176,8 @@ extension Message.Status: WireItem {
         try visitor.u64(&logOldest, "logOldest")
         try visitor.u64(&logLast, "logLast")
         try visitor.u64(&retain, "retain")
+        // Appended after `retain`: flat fields, so the layout stays one run of fields.
+        try figures.visit(&visitor)
     }
 }
 

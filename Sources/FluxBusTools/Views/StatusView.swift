@@ -12,8 +12,10 @@ extension Message.Status {
 /// How the CLI shows `status`: readable at a glance, or JSON for scripts.
 public enum StatusView {
     /// `status --json`: `epoch`; `seq` (the last completed); `queue`; `log` (`path`, `sync`, `oldestSeq`, `lastSeq`,
-    /// `retain`); `workers` (`id`, `state`, `stores`, `lastSeq`, `lag`, `heartbeatAgeMillis`); `stores` (`name`,
-    /// `dependsOn`, `handles`, `waitingFor`, `divergedAt`, `snapshotSeq`, `replicas` with `worker`, `lastSeq`, `digest`).
+    /// `retain`); `figures` (`dispatches`, `actions`, `dispatchesPerSecond`, `actionsPerSecond`, `latencySamples`,
+    /// `p50Micros`, `p90Micros`, `p99Micros`, `maxMicros`, `slowestWorker`, `slowestLag`); `workers` (`id`, `state`,
+    /// `stores`, `lastSeq`, `lag`, `heartbeatAgeMillis`); `stores` (`name`, `dependsOn`, `handles`, `waitingFor`,
+    /// `divergedAt`, `snapshotSeq`, `replicas` with `worker`, `lastSeq`, `digest`).
     public struct JSON: Codable, Sendable, Hashable {
         /// One worker: its state, stores, and how far behind the last completed sequence it is.
         public struct Worker: Codable, Sendable, Hashable {
@@ -49,23 +51,45 @@ public enum StatusView {
             public let lastSeq: UInt64
             public let retain: UInt64
         }
+        /// Throughput and latency lately, and the slowest replica.
+        public struct Figures: Codable, Sendable, Hashable {
+            public let dispatches: UInt64
+            public let actions: UInt64
+            public let dispatchesPerSecond: Double
+            public let actionsPerSecond: Double
+            public let latencySamples: UInt32
+            public let p50Micros: UInt64
+            public let p90Micros: UInt64
+            public let p99Micros: UInt64
+            public let maxMicros: UInt64
+            public let slowestWorker: String?
+            public let slowestLag: UInt64?
+        }
         public let epoch: UInt64
         public let seq: UInt64
         public let queue: UInt32
         public let publishEndpoint: String
         public let log: Log
+        public let figures: Figures
         public let workers: [Worker]
         public let stores: [Store]
     }
 
     public static func json(_ status: Message.Status) -> JSON {
-        JSON(
+        let figures = BusFigures(status)
+        return JSON(
             epoch: status.epoch, seq: status.sequence, queue: status.queueLength, publishEndpoint: status.publishEndpoint,
             log: .init(path: status.logPath.isEmpty ? nil : status.logPath, sync: status.logSync, oldestSeq: status.logOldest,
                        lastSeq: status.logLast, retain: status.retain),
+            figures: .init(
+                dispatches: figures.raw.dispatchesTotal, actions: figures.raw.actionsTotal,
+                dispatchesPerSecond: figures.dispatchesPerSecond, actionsPerSecond: figures.actionsPerSecond,
+                latencySamples: figures.raw.latencySamples, p50Micros: figures.raw.latencyP50Micros,
+                p90Micros: figures.raw.latencyP90Micros, p99Micros: figures.raw.latencyP99Micros,
+                maxMicros: figures.raw.latencyMaxMicros, slowestWorker: figures.slowest?.worker, slowestLag: figures.slowest?.lag),
             workers: status.workers.map {
                 .init(id: $0.id, state: $0.state.description, stores: $0.stores, lastSeq: $0.lastApplied,
-                      lag: status.sequence > $0.lastApplied ? status.sequence - $0.lastApplied : 0,
+                      lag: BusFigures.lag(of: $0, in: status),
                       heartbeatAgeMillis: $0.heartbeatAgeMillis)
             },
             stores: status.stores.map { store in
@@ -77,8 +101,10 @@ public enum StatusView {
     }
 
     public static func text(_ status: Message.Status) -> String {
+        let figures = BusFigures(status)
         var lines = [
             "epoch \(status.epoch)   seq \(status.sequence)   queue \(status.queueLength)   publish \(status.publishEndpoint)",
+            "rates \(figures.ratesText)   latency \(figures.latencyText)   slowest \(figures.slowestText)",
             "log \(status.logPath.isEmpty ? "in memory" : status.logPath)   sync \(status.logSync)   holds #\(status.logOldest)…#\(status.logLast)"
                 + "   retains \(status.retain)",
             "",
@@ -86,7 +112,7 @@ public enum StatusView {
         ]
         if status.workers.isEmpty { lines.append("  none yet: start one with `fluxbus worker --id ID --store NAME=KIND`") }
         for worker in status.workers {
-            let lag = status.sequence > worker.lastApplied ? status.sequence - worker.lastApplied : 0
+            let lag = BusFigures.lag(of: worker, in: status)
             lines.append("  " + pad(worker.id, 14) + pad(worker.state.description, 12) + pad("seq \(worker.lastApplied)", 12)
                 + pad("lag \(lag)", 9) + pad("heard \(worker.heartbeatAgeMillis) ms ago", 20) + worker.stores.joined(separator: ", "))
         }

@@ -97,7 +97,10 @@ enum Examples {
                       workers: [.init(id: "w1", state: .catchingUp, stores: ["country", "city"], lastApplied: 40, heartbeatAgeMillis: 120)],
                       stores: [.init(name: "city", dependsOn: ["country"], handlesAll: false, handles: ["city-update"],
                                      waitingFor: ["country"], divergedAt: 0,
-                                     replicas: [.init(worker: "w1", lastApplied: 40, digest: 9), .init(worker: "w2", lastApplied: 43, digest: 10)])])),
+                                     replicas: [.init(worker: "w1", lastApplied: 40, digest: 9), .init(worker: "w2", lastApplied: 43, digest: 10)])],
+                      figures: .init(dispatchesTotal: 40, actionsTotal: 43, dispatchRateMilli: 2500, actionRateMilli: 3000,
+                                     latencySamples: 43, latencyP50Micros: 150, latencyP90Micros: 420, latencyP99Micros: 900,
+                                     latencyMaxMicros: 1200))),
         .graphRequest(.init(requestID: "g-1")),
         .graph(.init(requestID: "g-1", stores: [
             .init(name: "country", dependsOn: [], handlesAll: true, handles: [], replicas: 1),

@@ -1,0 +1,32 @@
+import CoreMetrics
+import Foundation
+
+/// The coordinator log's timings: each commit (with `--sync always`, the fsync is in it), each batch-mode or
+/// truncating checkpoint (which syncs the WAL), and each snapshot from the STATE_REQUEST that asks a replica for it
+/// to its record in the log. ``ActionLog`` reports to it when it has one, and reads no clock when it has none.
+final class LogMetrics {
+    private let commit: CoreMetrics.Timer
+    private let checkpoint: CoreMetrics.Timer
+    private let snapshot: CoreMetrics.Timer
+    private let snapshots: CoreMetrics.Counter
+    private var snapshotStarts: [String: ContinuousClock.Instant] = [:]
+
+    init(registry: MetricsRegistry) {
+        commit = registry.timer("fluxbus_log_sync_duration_seconds", [("step", "commit")])
+        checkpoint = registry.timer("fluxbus_log_sync_duration_seconds", [("step", "checkpoint")])
+        snapshot = registry.timer("fluxbus_snapshot_duration_seconds")
+        snapshots = registry.counter("fluxbus_snapshots_total")
+    }
+
+    func committed(in duration: Duration) { commit.recordNanoseconds(duration.nanosecondsClamped) }
+
+    func checkpointed(in duration: Duration) { checkpoint.recordNanoseconds(duration.nanosecondsClamped) }
+
+    func snapshotRequested(store: String) { snapshotStarts[store] = .now }
+
+    func snapshotSaved(store: String) {
+        snapshots.increment()
+        guard let start = snapshotStarts.removeValue(forKey: store) else { return }
+        snapshot.recordNanoseconds((ContinuousClock.now - start).nanosecondsClamped)
+    }
+}
