@@ -25,11 +25,18 @@ struct TopTests {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
             process.arguments = ["tmux"] + arguments
-            let output = Pipe()
-            process.standardOutput = output
+            // A file, not a pipe: the first tmux command starts the tmux server, which inherits its standard output
+            // and keeps it open, so reading a pipe to its end would block for as long as the server lives (a fresh
+            // machine, with no server running yet, hung here).
+            let output = FileManager.default.temporaryDirectory.appendingPathComponent("fluxbus-tmux-\(UUID().uuidString)")
+            FileManager.default.createFile(atPath: output.path, contents: nil)
+            defer { try? FileManager.default.removeItem(at: output) }
+            let handle = try FileHandle(forWritingTo: output)
+            defer { try? handle.close() }
+            process.standardOutput = handle
             try process.run()
-            let data = output.fileHandleForReading.readDataToEndOfFile()
             process.waitUntilExit()
+            let data = (try? Data(contentsOf: output)) ?? Data()
             guard process.terminationStatus == 0 else {
                 throw ClusterError("tmux \(arguments.joined(separator: " ")) failed (is tmux installed? `make deps-system`)")
             }
