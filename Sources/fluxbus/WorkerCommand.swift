@@ -17,6 +17,8 @@ struct WorkerCommand: AsyncParsableCommand {
               price    waits for city; prices the destination
               sleep    a probe for slow handlers: sleep.for {"ms":N} blocks the worker
                        N ms (at most 600000); state {"sleeps":N,"ms":M}
+              crash    a test probe for handlers that trap: crash.run {"crash":true} kills
+                       the worker (fatalError), {"crash":false} counts; state {"runs":N}
             after= replaces the kind's own dependencies; handles= limits it to some of its action types.
 
             SIGTERM or SIGINT finishes the dispatch in hand, says goodbye, and exits 0. If the coordinator refuses \
