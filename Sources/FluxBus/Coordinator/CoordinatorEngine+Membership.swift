@@ -92,6 +92,14 @@ extension CoordinatorEngine {
         return hello.instance != holder.instance
     }
 
+    /// Whether a message is one only a joined worker sends of its own accord, never a joining one, nor in answer.
+    static func isHoldersOwn(_ message: Message) -> Bool {
+        switch message {
+        case .heartbeat, .ack, .ready, .fetch: true
+        default: false
+        }
+    }
+
     /// Refuses a HELLO for an id a live or joining registration holds: retryably while the holder may have crashed
     /// (its registration lapses after a deadline of silence), finally once it has been heard past that.
     private func refuseClaim(_ hello: Message.Hello, holder: Membership.WorkerRecord, routingID: [UInt8]) {

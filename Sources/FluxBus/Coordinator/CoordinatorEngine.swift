@@ -178,9 +178,13 @@ final class CoordinatorEngine {
                 "a message under worker `\(workerID)`'s routing id from "
                     + (userID.map { "the key named `\($0)`" } ?? "a connection without a key"), from: routingID)
         }
-        // Another process's HELLO under a held id (ROUTER_HANDOVER delivers it under that routing id) is not the
-        // holder speaking: counting it would keep a crashed holder's registration alive against its own restart.
-        if let workerID, !messages.contains(where: { isClaim($0, on: workerID) }) {
+        // Another process's HELLO under a held id (one that shares the routing id, as a worker using its bare id
+        // does) is not the holder speaking; nor, while such a claim is pending, is an answer to something sent to
+        // the id, which the claimant may have got instead. Counting them would keep a crashed holder's registration
+        // alive against its own restart.
+        if let workerID, !messages.contains(where: { isClaim($0, on: workerID) }),
+            !idClaims.isClaimed(workerID) || messages.contains(where: Self.isHoldersOwn)
+        {
             membership.heard(from: workerID, at: now)
         }
         for message in messages { handle(message, routingID: routingID, userID: userID) }
@@ -286,6 +290,7 @@ final class CoordinatorEngine {
             "stalledMillis": "\(gap.milliseconds)",
         ])
         membership.forgiveSilence(until: now)
+        idClaims.forgetClaims()
         for index in flights.openIndices {
             flights[index].deadline = flights[index].deadline.advanced(by: gap)
             flights[index].nextResend = min(flights[index].nextResend.advanced(by: gap), now)

@@ -28,6 +28,13 @@ struct WorkerIDClaims {
         claims[workerID] = nil
     }
 
+    /// Whether another instance claims the id.
+    func isClaimed(_ workerID: String) -> Bool { claims[workerID] != nil }
+
+    /// Forgets every claim: the coordinator did not run for a while, and forgives its workers' silence, so a claim's
+    /// age would count time in which a crashed holder was not yet written off.
+    mutating func forgetClaims() { claims.removeAll() }
+
     /// Judges a HELLO from `instance` for an id another instance holds.
     /// - Parameter patience: how long the claim is answered `retry`: longer than the holder could stay registered
     ///   if it had crashed when the claim began.
