@@ -49,7 +49,9 @@ struct DuplicateWorkerTests {
 
     @Test func aWorkerRestartedAfterACrashGetsItsIDBack() async throws {
         let cluster = try Cluster()
-        try cluster.startCoordinator()
+        // A 4 s liveness deadline, so that the restarted process surely says HELLO while the dead one's registration
+        // stands, even on a loaded machine: it is told the id is busy first, then takes it back.
+        try cluster.startCoordinator(["--heartbeat-ms", "1000"])
         try cluster.startWorker("w1", stores: ["counter=counter"])
         let client = try await cluster.client()
         try await cluster.waitUntilLive(1, client: client)
@@ -67,6 +69,8 @@ struct DuplicateWorkerTests {
         }
         #expect(result.succeeded && Self.applied(result) == 1, "\(result.stores)\n\(cluster.allLogs())")
         #expect(restarted.isRunning, "\(cluster.log("w1-restarted"))")
+        #expect(cluster.log("w1-restarted").contains("another process holds this worker id"), "\(cluster.log("w1-restarted"))")
+        #expect(!cluster.log("w1-restarted").contains("refused"), "\(cluster.log("w1-restarted"))")
         let status = try await client.status()
         #expect(status.workers.map(\.id) == ["w1"] && status.workers.first?.state == .live, "\(status.workers)")
         await client.close()
