@@ -85,20 +85,34 @@ extension ZMQSocket {
     ///
     /// - Throws: ``ZMQError``: `ETERM` after the context shut down.
     public func tryReceiveWithUserID() throws(ZMQError) -> (frames: [[UInt8]], userID: String?)? {
+        guard let received = try tryReceiveWithMetadata() else { return nil }
+        return (received.frames, received.userID)
+    }
+
+    /// Returns the next message if one is ready, with its sender's ZAP user id (as ``tryReceiveWithUserID()``) and
+    /// its peer address: libzmq's `Peer-Address` property, the remote IP address over tcp://, nil where the
+    /// transport gives none (ipc://, inproc://).
+    ///
+    /// - Throws: ``ZMQError``: `ETERM` after the context shut down.
+    public func tryReceiveWithMetadata() throws(ZMQError) -> (frames: [[UInt8]], userID: String?, peerAddress: String?)? {
         var userID: String?
-        guard let frames = try receiveMessage(flags: ZMQ_DONTWAIT, userID: &userID) else { return nil }
-        return (frames, userID)
+        var peerAddress: String?
+        guard let frames = try receiveMessage(flags: ZMQ_DONTWAIT, userID: &userID, peerAddress: &peerAddress) else {
+            return nil
+        }
+        return (frames, userID, peerAddress.flatMap { $0.isEmpty ? nil : $0 })
     }
 
     private func receiveMessage(flags: Int32) throws(ZMQError) -> [[UInt8]]? {
         var ignored: String?
-        return try receiveMessage(flags: flags, userID: &ignored)
+        var ignoredAddress: String?
+        return try receiveMessage(flags: flags, userID: &ignored, peerAddress: &ignoredAddress)
     }
 
     /// Receives all frames of one message into Swift arrays, copying each frame once, straight out of the
-    /// `zmq_msg_t`. Returns `nil` if the first frame would block. Reads the `User-Id` property from the first frame
-    /// that has it.
-    private func receiveMessage(flags: Int32, userID: inout String?) throws(ZMQError) -> [[UInt8]]? {
+    /// `zmq_msg_t`. Returns `nil` if the first frame would block. Reads the `User-Id` and `Peer-Address` properties
+    /// from the first frame that has them.
+    private func receiveMessage(flags: Int32, userID: inout String?, peerAddress: inout String?) throws(ZMQError) -> [[UInt8]]? {
         var message = zmq_msg_t()
         zmq_msg_init(&message)
         defer { zmq_msg_close(&message) }
@@ -110,10 +124,13 @@ extension ZMQSocket {
             } catch where error.isWouldBlock && frames.isEmpty {
                 return nil
             }
-            // A ROUTER makes up the routing-id frame itself, so it carries no peer metadata: take the property from
-            // the first frame that has it.
+            // A ROUTER makes up the routing-id frame itself, so it carries no peer metadata: take the properties
+            // from the first frame that has them.
             if userID == nil, let property = zmq_msg_gets(&message, "User-Id") {
                 userID = String(cString: property)
+            }
+            if peerAddress == nil, let property = zmq_msg_gets(&message, "Peer-Address") {
+                peerAddress = String(cString: property)
             }
             let size = zmq_msg_size(&message)
             let data = zmq_msg_data(&message)

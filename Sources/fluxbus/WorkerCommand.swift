@@ -17,10 +17,15 @@ struct WorkerCommand: AsyncParsableCommand {
               price    waits for city; prices the destination
               sleep    a probe for slow handlers: sleep.for {"ms":N} blocks the worker
                        N ms (at most 600000); state {"sleeps":N,"ms":M}
+              crash    a test probe for handlers that trap: crash.run {"crash":true} kills
+                       the worker (fatalError), {"crash":false} counts; state {"runs":N}
             after= replaces the kind's own dependencies; handles= limits it to some of its action types.
 
             SIGTERM or SIGINT finishes the dispatch in hand, says goodbye, and exits 0. If the coordinator refuses \
-            the worker (a cycle, a topology conflict, a version mismatch) it prints why and exits 4.
+            the worker (a cycle, a topology conflict, a version mismatch, or another live process with its --id) \
+            it prints why and exits 4. While the process that held its --id may have crashed (until the \
+            coordinator's liveness deadline passes), it says HELLO again each second instead, and takes the id \
+            back once the coordinator writes the old one off.
 
             A slow handler does not make the worker look dead: it keeps heartbeating while the handler runs, and \
             the coordinator judges the dispatch by its --ack-timeout (past it, the outcome on this worker is \

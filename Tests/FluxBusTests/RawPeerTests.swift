@@ -37,7 +37,7 @@ struct RawPeerTests {
 
     /// PROTOCOL.md, routing ids: "The coordinator MUST refuse a HELLO whose `workerID` is not the routing id it
     /// arrived with (REJECT code 4)."
-    @Test(arguments: [nil, "someone-else"])
+    @Test(arguments: [nil, "someone-else", "w1x/2a", "w1/"])
     func aHelloFromAnotherRoutingIDIsRefused(routingID: String?) async throws {
         let bus = try await TestBus()
         let client = try await bus.client()
@@ -55,11 +55,13 @@ struct RawPeerTests {
         await bus.stop()
     }
 
-    /// The same HELLO from the matching routing id is welcomed, with the bus's epoch and publish endpoint.
-    @Test func aHelloFromItsOwnRoutingIDIsWelcomed() async throws {
+    /// The same HELLO from the matching routing id (the worker id, or the id, `/` and a suffix) is welcomed, with the
+    /// bus's epoch and publish endpoint.
+    @Test(arguments: ["w1", "w1/2a"])
+    func aHelloFromItsOwnRoutingIDIsWelcomed(routingID: String) async throws {
         let bus = try await TestBus()
         let client = try await bus.client()
-        let answer = try await Self.exchange(Self.hello("w1"), routingID: "w1", on: bus)
+        let answer = try await Self.exchange(Self.hello("w1"), routingID: routingID, on: bus)
         guard case .welcome(let welcome) = answer else {
             Issue.record("expected WELCOME, got \(String(describing: answer))")
             await client.close()
@@ -73,6 +75,34 @@ struct RawPeerTests {
         #expect(welcome.heartbeatMillis == UInt32(TestBus.heartbeat.components.attoseconds / 1_000_000_000_000_000))
         #expect(welcome.deadlineMillis == welcome.heartbeatMillis * UInt32(BusDefaults.livenessIntervals))
         #expect(status.worker("w1")?.state == .catchingUp)
+        await client.close()
+        await bus.stop()
+    }
+
+    /// Another instance claiming a worker id that a registration holds is told the id is busy (retry), with the id
+    /// and where its holder is, and the holder keeps its registration.
+    @Test func anotherInstanceClaimingAHeldIDIsToldItIsBusy() async throws {
+        let bus = try await TestBus()
+        let client = try await bus.client()
+        guard case .welcome = try await Self.exchange(Self.hello("w1"), routingID: "w1/2a", on: bus) else {
+            Issue.record("the first instance was not welcomed")
+            await client.close()
+            await bus.stop()
+            return
+        }
+        let claim = Message.hello(.init(workerID: "w1", instance: 43, stores: [
+            StoreDeclaration(name: "counter", dependsOn: [], handlesAll: false, handles: ["counter.add"], lastApplied: 0),
+        ]))
+        let answer = try await Self.exchange(claim, routingID: "w1/2b", on: bus)
+        guard case .reject(let reject) = answer else {
+            Issue.record("expected REJECT, got \(String(describing: answer))")
+            await client.close()
+            await bus.stop()
+            return
+        }
+        #expect(reject.code == .workerIDBusy)
+        #expect(reject.reason.contains("worker id `w1` is held by a live process at an address the transport does not report (inproc://) (instance 42"), "\(reject.reason)")
+        #expect(try await client.status().worker("w1")?.state == .catchingUp)
         await client.close()
         await bus.stop()
     }

@@ -45,7 +45,8 @@ COMMAND_NAMES = {
 PUBLISHED = {ACTION, HEARTBEAT, COMPLETED}  # the only commands that travel on PUB → SUB
 
 OK, FAILED, SKIPPED, LOST = range(4)  # status codes
-REJECT_RETRY = {5, 8}                 # duplicate worker, too many: HELLO again later
+REJECT_RETRY = {8, 10}                # too many, worker id busy: HELLO again later
+CLAIM_REFUSALS = {5, 10}              # meant for a process claiming our id; a joined worker ignores them
 ERROR_UNKNOWN_STORE = 3
 ERROR_INVALID_REQUEST, ERROR_TRANSFER_GONE = 2, 10
 CHUNK_BYTES = 1 << 20                 # what a STATE carries inline and a PULL asks for (PROTOCOL.md, "Transfers")
@@ -388,7 +389,8 @@ class Worker:
 
     def connect(self):
         self.dealer = self.context.socket(zmq.DEALER)
-        self.dealer.setsockopt(zmq.ROUTING_ID, self.id.encode("utf-8"))
+        # One routing id per process (worker id, "/", instance in hex), so a duplicate cannot take ours over.
+        self.dealer.setsockopt(zmq.ROUTING_ID, f"{self.id}/{self.instance:x}".encode("utf-8"))
         self.dealer.setsockopt(zmq.LINGER, 0)
         # No queueing while no connection is up: a HELLO is sent only once the DEALER is writable, so
         # HELLOs never pile up and bring one WELCOME (and one catch-up) each.
@@ -670,7 +672,10 @@ class Worker:
         if command == WELCOME:
             self.on_welcome(f["epoch"], f["sequence"], f["endpoint"], f["heartbeat_ms"], f["deadline_ms"])
         elif command == REJECT:
-            if f["code"] in REJECT_RETRY:
+            if f["code"] in CLAIM_REFUSALS and self.phase != JOINING:
+                # ROUTER_HANDOVER sends replies for our id to whichever process connected with it last.
+                self.log(f"ignored a refusal meant for another process claiming this id: {f['reason']}")
+            elif f["code"] in REJECT_RETRY:
                 self.log(f"coordinator says wait (code {f['code']}): {f['reason']}")
                 self.phase, self.next_hello = JOINING, time.monotonic() + max(self.deadline, self.hello_wait)
             else:

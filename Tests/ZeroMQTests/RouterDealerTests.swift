@@ -29,9 +29,9 @@ struct RouterDealerTests {
     }
 
     /// With ROUTER_HANDOVER, a second DEALER presenting an id already in use takes it over: replies to that id go
-    /// to the newcomer, and the first one hears nothing more (a restarted worker keeps its identity).
+    /// to the newcomer, and the first one hears nothing more, nor is heard (a restarted worker keeps its identity).
     @Test func handoverGivesTheRoutingIDToTheNewestConnection() async throws {
-        let (fromFirst, fromSecond, toSecond, toFirst) = try await onDedicatedThread {
+        let (fromFirst, fromSecond, toSecond, toFirst, fromFirstAfter) = try await onDedicatedThread {
             let context = try ZMQContext()
             let router = try ZMQSocket(.router, context: context)
             try router.set(.routerHandover, to: true)
@@ -53,12 +53,17 @@ struct RouterDealerTests {
             try router.send([bytes("worker"), bytes("reply")])
             let toSecond = strings(try second.receive(timeout: patience))
             let toFirst = strings(try first.receive(timeout: quietPeriod))
-            return (fromFirst, fromSecond, toSecond, toFirst)
+            try first.send(bytes("first, after the handover"))
+            let fromFirstAfter = strings(try router.receive(timeout: quietPeriod))
+            return (fromFirst, fromSecond, toSecond, toFirst, fromFirstAfter)
         }
         #expect(fromFirst == ["worker", "first"])
         #expect(fromSecond == ["worker", "second"])
         #expect(toSecond == ["reply"])
         #expect(toFirst == nil)
+        // Nor does the router hear the first one again: two live processes must not share a routing id, so a
+        // worker's is its id and its instance (docs/PROTOCOL.md, "Routing ids on the ROUTER").
+        #expect(fromFirstAfter == nil)
     }
 
     @Test func mandatoryRoutingToAnUnknownPeerThrowsHostUnreachable() async throws {

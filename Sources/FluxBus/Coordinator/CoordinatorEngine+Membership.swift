@@ -22,10 +22,16 @@ extension CoordinatorEngine {
 
 
     func join(_ hello: Message.Hello, routingID: [UInt8]) {
-        guard Array(hello.workerID.utf8) == routingID else {
+        guard WorkerRoutingID.belongs(routingID, to: hello.workerID) else {
             return refuse(hello, code: .invalidDeclaration, reason:
                 "worker id `\(hello.workerID)` differs from the connection's routing id `\(Self.describe(routingID))`; "
-                + "set ZMQ_ROUTING_ID to the worker id before connecting", to: routingID)
+                + "set ZMQ_ROUTING_ID to the worker id, or to the worker id, `/` and the instance in hex, before "
+                + "connecting", to: routingID)
+        }
+        if let holder = membership.workers[hello.workerID], holder.instance != hello.instance,
+            holder.state == .live || holder.state == .catchingUp
+        {
+            return refuseClaim(hello, holder: holder, routingID: routingID)
         }
         guard hello.stores.count <= configuration.maxStoresPerWorker else {
             return refuse(hello, code: .tooMany, reason:
@@ -51,7 +57,7 @@ extension CoordinatorEngine {
             return send(welcome, to: routingID)
         }
         do {
-            // A new instance under a known id is a restarted worker: it takes over from the old one.
+            // A new instance under a known id whose registration lapsed is a restarted worker: it takes over.
             if let previous = membership.workers[hello.workerID], previous.routingID != routingID {
                 workerByRoutingID[previous.routingID] = nil
             }
@@ -63,6 +69,7 @@ extension CoordinatorEngine {
             return refuse(hello, code: error.code, reason: error.reason, to: routingID)
         }
         workerByRoutingID[routingID] = hello.workerID
+        idClaims.accepted(hello.workerID, address: peerAddress)
         for store in hello.stores { log.rememberStore(store.name) }
         logger.info(
             "worker joined, catching up",
@@ -77,6 +84,37 @@ extension CoordinatorEngine {
         }
         sendSnapshots(for: hello, to: routingID)
         send(welcome, to: routingID)
+    }
+
+    /// Whether a message is a HELLO from another instance than the one registered under `workerID`.
+    func isClaim(_ message: Message, on workerID: String) -> Bool {
+        guard case .hello(let hello) = message, let holder = membership.workers[workerID] else { return false }
+        return hello.instance != holder.instance
+    }
+
+    /// Whether a message is one only a joined worker sends of its own accord, never a joining one, nor in answer.
+    static func isHoldersOwn(_ message: Message) -> Bool {
+        switch message {
+        case .heartbeat, .ack, .ready, .fetch: true
+        default: false
+        }
+    }
+
+    /// Refuses a HELLO for an id a live or joining registration holds: retryably while the holder may have crashed
+    /// (its registration lapses after a deadline of silence), finally once it has been heard past that.
+    private func refuseClaim(_ hello: Message.Hello, holder: Membership.WorkerRecord, routingID: [UInt8]) {
+        let patience = deadline + configuration.heartbeatInterval
+        let held = "worker id `\(hello.workerID)` is held by a live process at \(idClaims.describeAddress(of: hello.workerID)) "
+            + "(instance \(holder.instance), heard \((now - holder.lastHeard).milliseconds) ms ago); this HELLO came from "
+            + WorkerIDClaims.describe(address: peerAddress)
+        switch idClaims.claim(hello.workerID, by: hello.instance, at: now, patience: patience) {
+        case .retry:
+            refuse(hello, code: .workerIDBusy, reason: held + ". If that process crashed, its registration lapses after "
+                + "\(deadline.milliseconds) ms of silence and a HELLO after that takes the id over", to: routingID)
+        case .refuse:
+            refuse(hello, code: .duplicateWorker, reason: held + ". It kept talking through \(patience.milliseconds) ms "
+                + "of this claim, so it is alive: stop one of the two, or give this one another --id", to: routingID)
+        }
     }
 
     private var welcome: Message {

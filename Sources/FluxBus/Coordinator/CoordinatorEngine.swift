@@ -19,6 +19,10 @@ final class CoordinatorEngine {
 
     var membership: Membership
     var workerByRoutingID: [[UInt8]: String] = [:]
+    /// Who holds each worker id, and the other processes claiming one.
+    var idClaims = WorkerIDClaims()
+    /// The peer address of the message being handled, where the transport gives one.
+    private(set) var peerAddress: String?
     /// The requests waiting behind the one in flight.
     var queue: RequestQueue
     /// The request in flight and its dispatches.
@@ -128,7 +132,7 @@ final class CoordinatorEngine {
         // a stalled disk). Its peers were not silent meanwhile, so their silence counts from now.
         if gap > configuration.heartbeatInterval { resumeAfterStall(gap) }
         switch input {
-        case .message(let frames, let userID): handle(frames, userID: userID)
+        case .message(let frames, let userID, let peerAddress): handle(frames, userID: userID, peerAddress: peerAddress)
         case .burstEnd: pump()
         case .tick: tick()
         case .shutdown: isShuttingDown = true
@@ -151,7 +155,8 @@ final class CoordinatorEngine {
 
     /// Handles one message from the ROUTER. With CURVE, `userID` is the name the ZAP handler bound to the sender's
     /// key; a HELLO must declare exactly that name, from a key with the worker (or admin) role.
-    func handle(_ frames: [[UInt8]], userID: String? = nil) {
+    func handle(_ frames: [[UInt8]], userID: String? = nil, peerAddress: String? = nil) {
+        self.peerAddress = peerAddress
         guard frames.count >= 2 else { return dropMalformed("a message with no routing id", from: nil) }
         let routingID = frames[0]
         if policing.isQuarantined(routingID, at: now) { return }
@@ -176,7 +181,15 @@ final class CoordinatorEngine {
                 "a message under worker `\(workerID)`'s routing id from "
                     + (userID.map { "the key named `\($0)`" } ?? "a connection without a key"), from: routingID)
         }
-        if let workerID { membership.heard(from: workerID, at: now) }
+        // Another process's HELLO under a held id (one that shares the routing id, as a worker using its bare id
+        // does) is not the holder speaking; nor, while such a claim is pending, is an answer to something sent to
+        // the id, which the claimant may have got instead. Counting them would keep a crashed holder's registration
+        // alive against its own restart.
+        if let workerID, !messages.contains(where: { isClaim($0, on: workerID) }),
+            !idClaims.isClaimed(workerID) || messages.contains(where: Self.isHoldersOwn)
+        {
+            membership.heard(from: workerID, at: now)
+        }
         for message in messages { handle(message, routingID: routingID, userID: userID) }
     }
 
@@ -286,6 +299,7 @@ final class CoordinatorEngine {
             "stalledMillis": "\(gap.milliseconds)",
         ])
         membership.forgiveSilence(until: now)
+        idClaims.forgetClaims()
         for index in flights.openIndices {
             flights[index].deadline = flights[index].deadline.advanced(by: gap)
             flights[index].nextResend = min(flights[index].nextResend.advanced(by: gap), now)

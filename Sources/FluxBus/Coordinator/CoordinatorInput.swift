@@ -3,8 +3,9 @@ import FluxBusProtocol
 /// What happens to a coordinator: the inputs its engine handles, each at a time the shell (or the simulator) gives.
 enum CoordinatorInput {
     /// One message from the ROUTER: the routing id frame, then the message's frames. With CURVE, `userID` is the
-    /// name the ZAP handler bound to the sender's key.
-    case message([[UInt8]], userID: String?)
+    /// name the ZAP handler bound to the sender's key. `peerAddress` is the sender's address where the transport
+    /// gives one (tcp://), for naming the holder of a worker id in a refusal.
+    case message([[UInt8]], userID: String?, peerAddress: String? = nil)
     /// The shell has handled everything waiting on the ROUTER: start what can start, committing the log first.
     case burstEnd
     /// The periodic timer (``CoordinatorConfiguration/tickInterval``): heartbeats, liveness, re-sends, deadlines,

@@ -33,8 +33,8 @@ final class CoordinatorShell {
     /// so that a flood cannot hold replies back without end).
     func drainRouter() throws {
         var handled = 0
-        while let (frames, userID) = try router.tryReceiveWithUserID() {
-            engine.handle(.message(frames, userID: userID), at: SystemClock.now)
+        while let (frames, userID, peerAddress) = try router.tryReceiveWithMetadata() {
+            engine.handle(.message(frames, userID: userID, peerAddress: peerAddress), at: SystemClock.now)
             handled += 1
             if handled % 512 == 0 { perform(engine.takeEffects()) }
         }

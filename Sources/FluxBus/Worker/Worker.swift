@@ -98,12 +98,13 @@ public final class Worker: Service, Sendable {
             engine = try await loop.run { scope in
                 let journal = try configuration.journalPath.map(Journal.init(path:))
                 let dealer = try scope.socket(.dealer)
-                try dealer.set(.routingID, to: Array(configuration.id.utf8))
+                let instance = UInt64.random(in: 1...UInt64.max)
+                try dealer.set(.routingID, to: WorkerRoutingID.make(configuration.id, instance: instance))
                 try dealer.set(.sendHighWaterMark, to: 100_000)
                 try dealer.set(.receiveHighWaterMark, to: 100_000)
                 try configuration.security?.apply(to: dealer)
                 let engine = WorkerEngine(
-                    id: configuration.id, instance: UInt64.random(in: 1...UInt64.max),
+                    id: configuration.id, instance: instance,
                     stores: configuration.stores.map { $0.makeStore() }, heartbeat: configuration.heartbeatInterval,
                     logger: logger, now: SystemClock.now)
                 var checkpointFile: CheckpointFile?

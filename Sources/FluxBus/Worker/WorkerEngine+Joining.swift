@@ -18,6 +18,26 @@ extension WorkerEngine {
         send(.hello(.init(workerID: id, instance: instance, stores: declarations, applied: lastApplied, chain: chain ?? 0)))
     }
 
+    /// A REJECT: stop, unless it is the retryable `worker id busy` (HELLO again at the next retry), or a refusal of
+    /// an id claim that reached this worker after it joined: ROUTER_HANDOVER routes replies for this id to whichever
+    /// process connected with it last, so a refusal meant for another process claiming it can arrive here.
+    func receive(_ reject: Message.Reject) {
+        let isClaimRefusal = reject.code == .workerIDBusy || reject.code == .duplicateWorker
+        if isClaimRefusal, phase == .catchingUp || phase == .live {
+            return logger.warning("ignored a refusal meant for another process claiming this worker id", metadata: [
+                "code": "\(reject.code)", "reason": "\(reject.reason)",
+            ])
+        }
+        if reject.code == .workerIDBusy {
+            return logger.warning("another process holds this worker id; saying HELLO again shortly", metadata: [
+                "reason": "\(reject.reason)",
+            ])
+        }
+        emit(.rejected(code: reject.code, reason: reject.reason))
+        logger.error("the coordinator refused this worker", metadata: ["code": "\(reject.code)", "reason": "\(reject.reason)"])
+        stop(BusError(code: .refused, message: "the coordinator refused worker `\(id)`: \(reject.reason)"))
+    }
+
     func welcomed(_ welcome: Message.Welcome) {
         // No check that `welcome.sequence >= lastApplied`: with a durable log the coordinator refuses a HELLO beyond
         // its history, and the dispatch in flight when it stopped comes again under the new epoch with the same

@@ -157,9 +157,7 @@ final class WorkerEngine {
         case .welcome(let welcome):
             welcomed(welcome)
         case .reject(let reject):
-            emit(.rejected(code: reject.code, reason: reject.reason))
-            logger.error("the coordinator refused this worker", metadata: ["code": "\(reject.code)", "reason": "\(reject.reason)"])
-            stop(BusError(code: .refused, message: "the coordinator refused worker `\(id)`: \(reject.reason)"))
+            receive(reject)
         case .goodbye(let goodbye):
             // Already joining: the HELLO is on its way, and every heartbeat queued while the coordinator was away
             // earns a GOODBYE of its own; answering each with another HELLO would rejoin over and over.

@@ -77,7 +77,8 @@ extension Message {
             public static let topologyConflict = Code(rawValue: 3)
             /// 4: a declaration is malformed (empty name, unknown dependency, …).
             public static let invalidDeclaration = Code(rawValue: 4)
-            /// 5: a live worker with this id has another instance.
+            /// 5: a live worker with this id has another instance, and it was heard through a whole deadline of this
+            /// instance's claims: it is alive. Final.
             public static let duplicateWorker = Code(rawValue: 5)
             /// 6: a replica is behind the retained history and no snapshot can be had.
             public static let behindWindow = Code(rawValue: 6)
@@ -88,6 +89,9 @@ extension Message {
             /// 9: the worker applied sequences beyond the coordinator's log: the log lost them (a replaced or
             /// restored data directory, or an in-memory log that restarted).
             public static let aheadOfLog = Code(rawValue: 9)
+            /// 10: a live or joining worker with this id has another instance, which may have crashed (its
+            /// registration lapses after the coordinator's deadline): HELLO again later.
+            public static let workerIDBusy = Code(rawValue: 10)
 
             /// The code's name, such as `version mismatch`, or its number when unknown.
             public var description: String {
@@ -101,6 +105,7 @@ extension Message {
                 case 7: "unauthorized"
                 case 8: "too many"
                 case 9: "ahead of log"
+                case 10: "worker id busy"
                 default: "code \(rawValue)"
                 }
             }

@@ -11,6 +11,7 @@ public enum StoreKind {
         ("city", CityStore.self),
         ("price", PriceStore.self),
         ("sleep", SleepStore.self),
+        ("crash", CrashStore.self),
     ]
 
     /// The store type of a built-in kind, or nil.
