@@ -45,6 +45,7 @@ final class WorkerShell {
         onStop: @escaping (BusError?) -> Void
     ) {
         self.engine = engine
+        engine.clock = { SystemClock.now }  // read only for traced dispatches
         self.liveness = liveness
         self.scope = scope
         self.dealer = dealer
