@@ -35,7 +35,7 @@ public enum WaterfallView {
                 + pad("process", processWidth) + "  " + pad("", barWidth + 2) + "  step",
         ]
         for step in steps {
-            let from = Int(step.startMicros * UInt64(barWidth) / total)
+            let from = min(barWidth - 1, Int(step.startMicros * UInt64(barWidth) / total))
             let to = max(from + 1, Int((step.endMicros * UInt64(barWidth) + total - 1) / total))
             let bar = String(repeating: " ", count: from) + String(repeating: step.process == "network" ? "-" : "#", count: min(to, barWidth) - from)
             lines.append(
