@@ -59,7 +59,7 @@ struct DispatchCommand: AsyncParsableCommand {
     @Option(help: "An error the action carries, for stores that handle failures.")
     var error: String?
 
-    @Flag(help: "Print one JSON object: seq, status, stores, elapsedMicros.")
+    @Flag(help: "Print one JSON object: seq, status, stores, elapsedMicros (and traceparent and trace with --trace).")
     var json = false
 
     @Flag(help: "Trace the dispatch under a new trace id and print its waterfall: where the time went, step by step.")
@@ -117,7 +117,12 @@ struct DispatchCommand: AsyncParsableCommand {
             print(try ResultView.encode(view))
         } else {
             print(ResultView.text(result, actionType: type))
-            if let context { print(WaterfallView.text(result.trace, traceparent: context.description)) }
+            if let context, result.trace.isEmpty {
+                printError("fluxbus: no waterfall: the coordinator answered request id \(requestID) from its record of an "
+                    + "earlier, untraced run of it (a retry); trace a new request instead")
+            } else if let context {
+                print(WaterfallView.text(result.trace, traceparent: context.description))
+            }
         }
         if result.isUnknown {
             printError("fluxbus: the outcome of #\(result.sequence) is not known yet: a store's replicas did not answer in "

@@ -71,6 +71,16 @@ struct TraceTests {
         #expect(text.output.contains("run city") && text.output.contains("never subtracted"), "\(text.output)")
         #expect(text.output.split(separator: "\n").filter { $0.contains("|") }.count >= chain.count, "\(text.output)")
 
+        // A retry of an untraced request is answered from the record: there is nothing to trace, and it says so.
+        let plain = try await cluster.run("dispatch-plain", [
+            "dispatch", "country-update", #"{"country":"Japan"}"#, "--request-id", "plain-1", "--coordinator", cluster.control,
+        ])
+        let retried = try await cluster.run("dispatch-retried", [
+            "dispatch", "country-update", #"{"country":"Japan"}"#, "--request-id", "plain-1", "--trace", "--coordinator", cluster.control,
+        ])
+        #expect(plain.status == 0 && retried.status == 0, "\(plain)\n\(retried)")
+        #expect(retried.error.contains("no waterfall") && !retried.output.contains("trace 00-"), "\(retried)")
+
         let bad = try await cluster.run("dispatch-bad", [
             "dispatch", "country-update", "--traceparent", "00-xyz-01", "--coordinator", cluster.control,
         ])
