@@ -29,8 +29,31 @@ extension BusClient {
         _ actionType: String, payload: [UInt8], error: String? = nil, requestID: String = UUID().uuidString,
         timeout: Duration? = nil
     ) async throws -> DispatchResult {
-        let message = Message.dispatch(.init(requestID: requestID, actionType: actionType, payload: payload, error: error))
-        guard case .result(let result) = try await request(message, id: requestID, timeout: timeout) else {
+        try await send(.init(requestID: requestID, actionType: actionType, payload: payload, error: error), timeout: timeout)
+    }
+
+    /// Dispatches an action under a trace: the result's ``DispatchResult/trace`` says where the time went, step by
+    /// step, across the coordinator and the workers. Give the `traceparent` of your own span (for example one that
+    /// swift-distributed-tracing's W3C propagator injected) so that the bus's steps join your trace, or
+    /// ``TraceContext/random()`` for a new one.
+    ///
+    /// ```swift
+    /// let trace = try TraceContext(parsing: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+    /// let result = try await client.dispatch("country-update", payload: Array(#"{"country":"Japan"}"#.utf8), trace: trace)
+    /// for step in result.trace { print(step.startMicros, step.process, step.step) }
+    /// ```
+    @discardableResult
+    public func dispatch(
+        _ actionType: String, payload: [UInt8], error: String? = nil, requestID: String = UUID().uuidString,
+        timeout: Duration? = nil, trace: TraceContext
+    ) async throws -> DispatchResult {
+        try await send(
+            .init(requestID: requestID, actionType: actionType, payload: payload, error: error, traceparent: trace.description),
+            timeout: timeout)
+    }
+
+    private func send(_ dispatch: Message.Dispatch, timeout: Duration?) async throws -> DispatchResult {
+        guard case .result(let result) = try await request(.dispatch(dispatch), id: dispatch.requestID, timeout: timeout) else {
             throw BusError(code: .protocolViolation, message: "the coordinator answered a DISPATCH with something else")
         }
         return DispatchResult(result)

@@ -26,12 +26,16 @@ public struct DispatchResult: Sendable, Hashable {
     public let elapsedMicros: UInt64
     /// Every replica's outcome, in plan order.
     public let outcomes: [Outcome]
+    /// A traced dispatch's waterfall (``BusClient/dispatch(_:payload:error:requestID:timeout:trace:)``), in µs from
+    /// the coordinator's receipt of the request, on its clock; empty when the dispatch was not traced.
+    public let trace: [TraceStep]
 
     public init(_ result: Message.Result) {
         sequence = result.sequence
         epoch = result.epoch
         elapsedMicros = result.elapsedMicros
         outcomes = result.outcomes
+        trace = result.trace
     }
 
     /// One summary per store, in plan order.

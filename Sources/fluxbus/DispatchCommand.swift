@@ -30,8 +30,18 @@ struct DispatchCommand: AsyncParsableCommand {
             sequences, whether the failed batch was applied (refused: no; otherwise unknown), and which lines were \
             not sent (with --json, one object: appliedLines, failed, notSentLines).
 
+            --trace prints where the time went after the result: a waterfall with one line per step, in µs from \
+            the coordinator's receipt of the request: the coordinator receiving it, committing it to its log \
+            (write and fsync) and publishing the ACTION; each store running on its worker; each ACK and RELEASE \
+            between them; and the RESULT leaving. Each process measures on its own clock (a worker from its receipt \
+            of the ACTION), the coordinator places the workers' steps between its own sends and receipts, and \
+            `network` is the time left over. --traceparent joins a trace of your own (W3C, for example from your \
+            tracing library's span) instead of starting a new one; with --json both go under `traceparent` and \
+            `trace`. An untraced dispatch measures nothing. Single dispatches only, not --batch.
+
             Examples:
               fluxbus dispatch counter.add '{"by":1}'
+              fluxbus dispatch country-update '{"country":"Japan"}' --trace
               fluxbus dispatch country-update '{"country":"Japan"}' --json
               fluxbus dispatch kv.set @entry.json --request-id import-42
               seq 1 1000 | sed 's/.*/{"by":1}/' | fluxbus dispatch counter.add --batch
@@ -49,8 +59,16 @@ struct DispatchCommand: AsyncParsableCommand {
     @Option(help: "An error the action carries, for stores that handle failures.")
     var error: String?
 
-    @Flag(help: "Print one JSON object: seq, status, stores, elapsedMicros.")
+    @Flag(help: "Print one JSON object: seq, status, stores, elapsedMicros (and traceparent and trace with --trace).")
     var json = false
+
+    @Flag(help: "Trace the dispatch under a new trace id and print its waterfall: where the time went, step by step.")
+    var trace = false
+
+    @Option(help: ArgumentHelp(
+        "Trace the dispatch as part of this W3C trace (implies --trace).",
+        valueName: "00-<32 hex trace id>-<16 hex span id>-<2 hex flags>"))
+    var traceparent: String?
 
     @Flag(help: "Read one JSON payload per line from standard input and dispatch them in batches.")
     var batch = false
@@ -66,6 +84,12 @@ struct DispatchCommand: AsyncParsableCommand {
     func validate() throws {
         guard !type.isEmpty else { throw ValidationError("the action type must not be empty") }
         guard batchSize >= 1 else { throw ValidationError("--batch-size must be at least 1") }
+        if let traceparent {
+            do { _ = try TraceContext(parsing: traceparent) } catch { throw ValidationError("--traceparent: \(error)") }
+        }
+        guard !(batch && (trace || traceparent != nil)) else {
+            throw ValidationError("--trace traces one dispatch; it does not combine with --batch")
+        }
         guard (1...Limits.default.maxBytesField).contains(maxPayloadBytes) else {
             throw ValidationError("--max-payload-bytes must be 1 to \(Limits.default.maxBytesField) (8 MiB, FluxBus's limit), not \(maxPayloadBytes)")
         }
@@ -80,10 +104,26 @@ struct DispatchCommand: AsyncParsableCommand {
             throw reportFailure(error)
         }
         let requestID = requestId ?? UUID().uuidString
+        let context = try traceparent.map { try TraceContext(parsing: $0) } ?? (trace ? TraceContext.random() : nil)
         let result = try await withClient(connection) { client in
-            try await client.dispatch(type, payload: bytes, error: error, requestID: requestID)
+            if let context {
+                return try await client.dispatch(type, payload: bytes, error: error, requestID: requestID, trace: context)
+            }
+            return try await client.dispatch(type, payload: bytes, error: error, requestID: requestID)
         }
-        print(json ? try ResultView.encode(ResultView.json(result)) : ResultView.text(result, actionType: type))
+        if json {
+            var view = ResultView.json(result)
+            view.traceparent = context?.description
+            print(try ResultView.encode(view))
+        } else {
+            print(ResultView.text(result, actionType: type))
+            if let context, result.trace.isEmpty {
+                printError("fluxbus: no waterfall: the coordinator answered request id \(requestID) from its record of an "
+                    + "earlier, untraced run of it (a retry); trace a new request instead")
+            } else if let context {
+                print(WaterfallView.text(result.trace, traceparent: context.description))
+            }
+        }
         if result.isUnknown {
             printError("fluxbus: the outcome of #\(result.sequence) is not known yet: a store's replicas did not answer in "
                 + "time. It is in the log, and they apply it when they return; do not send it again under a new id. "

@@ -35,7 +35,13 @@ struct TopTests {
             defer { try? handle.close() }
             process.standardOutput = handle
             try process.run()
-            process.waitUntilExit()
+            // Bounded: a tmux command that does not return fails the test instead of hanging the suite.
+            let deadline = ContinuousClock.now.advanced(by: .seconds(10))
+            while process.isRunning, ContinuousClock.now < deadline { usleep(10_000) }
+            guard !process.isRunning else {
+                process.terminate()
+                throw ClusterError("tmux \(arguments.joined(separator: " ")) did not return within 10 s")
+            }
             let data = (try? Data(contentsOf: output)) ?? Data()
             guard process.terminationStatus == 0 else {
                 throw ClusterError("tmux \(arguments.joined(separator: " ")) failed (is tmux installed? `make deps-system`)")

@@ -55,9 +55,27 @@ struct GoldenBytesTests {
             0x00, 0x05, 0x70, 0x72, 0x69, 0x63, 0x65,               //   store "price"
             0x00, 0x01,                                             //   waitsFor: 1 item
             0x00, 0x04, 0x63, 0x69, 0x74, 0x79,                     //     "city"
+            0x00, 0x00,                                             // traceparent "": untraced
         ]
         #expect(codec.encode(message) == [[0x46, 0x4C, 0x58, 0x42, 0x03], body])
         #expect(try codec.decode([[0x46, 0x4C, 0x58, 0x42, 0x03], body]) == message)
+    }
+
+    @Test("an untraced ACK costs 2 bytes for its timings; a traced one carries each store's five fields")
+    func ackTimings() throws {
+        let result = StoreResult(store: "city", status: .ok, digest: 1)
+        let untraced = codec.encode(.ack(.init(epoch: 1, sequence: 2, results: [result])))[1]
+        #expect(Array(untraced.suffix(2)) == [0x00, 0x00])
+        let timing = StoreTiming(store: "city", readyMicros: 1, startedMicros: 2, finishedMicros: 3, sentMicros: 0x0102)
+        let traced = codec.encode(.ack(.init(epoch: 1, sequence: 2, results: [result], timings: [timing])))[1]
+        #expect(Array(traced.suffix(traced.count - untraced.count + 2)) == [
+            0x00, 0x01,                                             // timings: 1 item
+            0x00, 0x04, 0x63, 0x69, 0x74, 0x79,                     //   store "city"
+            0, 0, 0, 0, 0, 0, 0, 1,                                 //   ready 1
+            0, 0, 0, 0, 0, 0, 0, 2,                                 //   started 2
+            0, 0, 0, 0, 0, 0, 0, 3,                                 //   finished 3
+            0, 0, 0, 0, 0, 0, 0x01, 0x02,                           //   sent 258
+        ])
     }
 
     @Test("an absent optional is one zero byte; a status is one byte")

@@ -210,7 +210,7 @@ struct StrictnessTests {
             == DecodeError(code: .invalidBool, command: .hello, field: "stores[0].handlesAll", value: 2))
 
         var dispatch = body(.dispatch(.init(requestID: "r", actionType: "t", payload: [])))
-        dispatch[dispatch.count - 1] = 0x80  // error presence
+        dispatch[dispatch.count - 3] = 0x80  // error presence (an empty traceparent follows)
         #expect(failure([Self.signature, dispatch])
             == DecodeError(code: .invalidBool, command: .dispatch, field: "error", value: 0x80))
     }

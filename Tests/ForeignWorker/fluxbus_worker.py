@@ -224,7 +224,7 @@ def decode(body):
     elif command == REJECT:
         fields = dict(code=r.u16(), reason=r.string())
     elif command == ACTION:
-        fields = dict(action=read_action(r))
+        fields = dict(action=read_action(r), traceparent=r.string())  # this worker does not trace
     elif command == RELEASE:
         fields = dict(epoch=r.u64(), sequence=r.u64(), outputs=r.list(lambda: read_store_output(r), 6))
     elif command == REPLAY:
@@ -245,7 +245,8 @@ def decode(body):
         fields = dict(transfer=r.string(), offset=r.u64(), data=r.bytes())
     elif command == RESULT:
         fields = dict(request_id=r.string(), epoch=r.u64(), sequence=r.u64(), elapsed=r.u64(),
-                      outcomes=r.list(lambda: read_outcome(r), 15))
+                      outcomes=r.list(lambda: read_outcome(r), 15),
+                      trace=r.list(lambda: (r.string(), r.string(), r.u64(), r.u64()), 20))
     elif command == ERROR:
         fields = dict(request_id=r.string(), code=r.u16(), message=r.string())
     elif command == STATE_REQUEST:
@@ -542,6 +543,7 @@ class Worker:
         writer = Writer(ACK).u64(action.epoch).u64(action.sequence).u16(len(results))
         for name, status, message, output, digest in results:
             writer.string(name).u8(status).string(message).optional_bytes(output).u64(digest)
+        writer.u16(0)  # timings: this worker does not trace
         self.send(writer.frames())
 
     def apply_replay(self, entries, last):

@@ -24,6 +24,9 @@ struct SimClient {
     var isDone: Bool { remaining == 0 && request == nil }
     /// How many times a request was sent, retries included.
     private(set) var sends = 0
+    /// The `traceparent` its single dispatches carry (empty: untraced), and how many answers carried a waterfall.
+    var traceparent = ""
+    private(set) var tracedAnswers = 0
     /// ERRORs with code 7 (internal) received: a coordinator that stopped with the request waiting.
     private(set) var internalErrors = 0
     /// A request unanswered this long is sent again, under the same id.
@@ -72,7 +75,9 @@ struct SimClient {
             ? .dispatchBatch(.init(requestID: request.requestID, actions: request.payloads.map {
                 BatchAction(actionType: Sim.append.name, payload: $0, error: nil)
             }))
-            : .dispatch(.init(requestID: request.requestID, actionType: Sim.append.name, payload: request.payloads[0], error: nil))
+            : .dispatch(.init(
+                requestID: request.requestID, actionType: Sim.append.name, payload: request.payloads[0], error: nil,
+                traceparent: traceparent))
         cluster.send(message, from: self)
     }
 
@@ -91,6 +96,7 @@ struct SimClient {
     mutating func receive(_ message: Message, at now: Int64, cluster: SimCluster) {
         switch message {
         case .result(let result) where result.requestID == request?.requestID:
+            if !result.trace.isEmpty { tracedAnswers += 1 }
             cluster.checker.answered(request!, sequence: result.sequence, outcomes: result.outcomes)
             answered(unknown: result.outcomes.contains { $0.status == .unknown }, at: now, cluster: cluster)
         case .batchResult(let result) where result.requestID == request?.requestID:

@@ -36,7 +36,7 @@ extension CoordinatorEngine {
             requestID: queued.requestID, requesters: queued.requesters, isBatch: queued.isBatch,
             firstSequence: queued.batchFirst, count: queued.batchSize, fingerprint: queued.fingerprint,
             actionType: queued.actions.first?.actionType ?? "", startedAt: now,
-            failures: queued.isBatch ? recordedFailures(queued.batchFirst..<queued.sequence) : []))
+            failures: queued.isBatch ? recordedFailures(queued.batchFirst..<queued.sequence) : [], trace: queued.trace))
         precondition(queued.sequence == lastSequence + 1, "the queue holds sequences in order")
         // One plan per action type, as logged, and the same live replicas for every action of the request.
         var plans: [String: (plan: [PlanStep], awaiting: [String: Set<String>], notReady: [Outcome])] = [:]
@@ -48,7 +48,12 @@ extension CoordinatorEngine {
             plans[item.actionType] = planned
             let action = Message.Action(
                 epoch: epoch, sequence: queued.sequence + UInt64(offset), actionType: item.actionType, payload: item.payload,
-                error: item.error, plan: planned.plan)
+                error: item.error, plan: planned.plan, traceparent: queued.trace?.context.description ?? "")
+            if let trace = queued.trace {
+                trace.sequence = action.sequence
+                trace.plan = action.plan
+                trace.publishedAt = clockNow()
+            }
             flights.append(InFlightDispatch(
                 action: action, startedAt: now, deadline: now.advanced(by: configuration.ackTimeout),
                 awaiting: planned.awaiting, notReady: planned.notReady, nextResend: now.advanced(by: configuration.firstResend),
@@ -87,6 +92,9 @@ extension CoordinatorEngine {
             // A late or repeated acknowledgement, or one for a replayed dispatch: it only tells us progress.
             if ack.epoch == epoch, ack.sequence <= lastCompleted { membership.recordApplied(ack.sequence, by: workerID) }
             return
+        }
+        if !ack.timings.isEmpty, let trace = flights.request?.trace, trace.sequence == ack.sequence {
+            trace.acks.append(.init(worker: workerID, arrivedAt: now, timings: ack.timings))
         }
         var settled: [String] = []
         for result in ack.results {
@@ -170,12 +178,15 @@ extension CoordinatorEngine {
     /// Sends the request's answer to everyone who asked under its id, and records it for retries.
     private func answer(_ request: CurrentRequest, lastOutcomes: [Outcome]) {
         let micros = UInt64(max(0, (now - request.startedAt).microseconds))
+        let trace = request.trace.map { TraceWaterfall(trace: $0, answeredAt: clockNow()).steps } ?? []
         func message(_ requestID: String) -> Message {
             request.isBatch
                 ? .batchResult(.init(
                     requestID: requestID, epoch: epoch, firstSequence: request.firstSequence, count: UInt32(request.count),
                     elapsedMicros: micros, failures: request.failures, outcomes: lastOutcomes))
-                : .result(.init(requestID: requestID, epoch: epoch, sequence: lastCompleted, elapsedMicros: micros, outcomes: lastOutcomes))
+                : .result(.init(
+                    requestID: requestID, epoch: epoch, sequence: lastCompleted, elapsedMicros: micros, outcomes: lastOutcomes,
+                    trace: trace))
         }
         for requester in request.requesters {
             send(message(requester.requestID), to: requester.routingID)

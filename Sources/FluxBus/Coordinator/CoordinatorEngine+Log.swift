@@ -9,8 +9,17 @@ extension CoordinatorEngine {
     /// not publish what it could not record.
     func flushLog() {
         guard !storageFailed else { return }
+        // Timed only when a traced request's action or decision is in it.
+        let timed = !tracesAwaitingCommit.isEmpty || (flights.request?.trace != nil && !undeliveredDecisions.isEmpty)
+        let began = timed ? clockNow() : now
         do {
             try log.flush()
+            if timed {
+                let commit = began...clockNow()
+                for trace in tracesAwaitingCommit { trace.commit = commit }
+                tracesAwaitingCommit.removeAll()
+                lastTimedCommit = commit
+            }
             unflushedResults.removeAll(keepingCapacity: true)
             releaseDecisions()
         } catch {

@@ -46,8 +46,10 @@ extension CoordinatorEngine {
         guard let output = flights[index].settled[store] else { return }
         flights[index].released.insert(store)
         let waiting = Set(flights[index].dependents(of: store).flatMap { membership.connectedReplicas(of: $0) })
+        let trace = flights.request?.trace.flatMap { $0.sequence == flights[index].sequence ? $0 : nil }
         for worker in waiting.sorted() {
             send(.release(.init(epoch: epoch, sequence: flights[index].sequence, outputs: [output])), toWorker: worker)
+            trace?.releases.append(.init(store: store, worker: worker, commit: lastTimedCommit, sentAt: clockNow()))
         }
     }
 

@@ -10,7 +10,7 @@ extension CoordinatorEngine {
 
     /// Accepts a DISPATCH (one action) or a DISPATCH_BATCH: checks it, answers a retry, and otherwise gives its actions
     /// their sequences and logs them before queueing.
-    func enqueue(requestID: String, _ actions: [BatchAction], isBatch: Bool, routingID: [UInt8]) {
+    func enqueue(requestID: String, _ actions: [BatchAction], isBatch: Bool, routingID: [UInt8], traceparent: String = "") {
         let requester = Requester(routingID: routingID, requestID: requestID)
         func refuse(_ code: Message.Error.Code, _ message: String) {
             send(.error(.init(requestID: requestID, code: code, message: message)), to: routingID)
@@ -29,6 +29,15 @@ extension CoordinatorEngine {
             guard action.payload.count <= configuration.maxPayloadBytes else {
                 return refuse(.invalidRequest, which + "the payload of \(action.payload.count) bytes is over this coordinator's limit of "
                     + "\(configuration.maxPayloadBytes) bytes (--max-payload-bytes); send less, or raise the limit")
+            }
+        }
+        // A branch on an empty string is all an untraced request costs.
+        var trace: RequestTrace?
+        if !traceparent.isEmpty {
+            do {
+                trace = RequestTrace(context: try TraceContext(parsing: traceparent), receivedAt: now)
+            } catch {
+                return refuse(.invalidRequest, "the DISPATCH's traceparent: \(error)")
             }
         }
         #if DEBUG
@@ -80,7 +89,8 @@ extension CoordinatorEngine {
         }
         queue.push(RequestQueue.Entry(
             sequence: first, requesters: [requester], requestID: requestID, actions: actions, isBatch: isBatch,
-            batchFirst: first, batchSize: actions.count, plans: nil, fingerprint: fingerprint))
+            batchFirst: first, batchSize: actions.count, plans: nil, fingerprint: fingerprint, trace: trace))
+        if let trace { tracesAwaitingCommit.append(trace) }
     }
 
     /// What is known of a request id: in flight, queued, completed since the last flush, or in the log.

@@ -53,6 +53,13 @@ final class CoordinatorEngine {
     #endif
     /// The time of the input being handled: the engine's only notion of now.
     private(set) var now: MonotonicTime
+    /// The shell's clock, read only for a traced request (to time its log commits and sends); nil in the simulator,
+    /// where those take no time.
+    var clock: (() -> MonotonicTime)?
+    /// Traced requests logged and not yet committed: the next commit is theirs.
+    var tracesAwaitingCommit: [RequestTrace] = []
+    /// The last commit timed for a traced request: the one a RELEASE sent right after it waited for.
+    var lastTimedCommit: ClosedRange<MonotonicTime>?
     /// Effects produced since the shell last took them, besides the messages in ``outbox``.
     private var pendingEffects: [CoordinatorEffect] = []
     var stateQueries = StateQueries()
@@ -208,7 +215,7 @@ final class CoordinatorEngine {
         case .fetch(let fetch): serveFetch(fetch, routingID: routingID)
         case .dispatch(let dispatch):
             enqueue(requestID: dispatch.requestID, [BatchAction(actionType: dispatch.actionType, payload: dispatch.payload, error: dispatch.error)],
-                    isBatch: false, routingID: routingID)
+                    isBatch: false, routingID: routingID, traceparent: dispatch.traceparent)
         case .dispatchBatch(let batch): enqueue(requestID: batch.requestID, batch.actions, isBatch: true, routingID: routingID)
         case .statusRequest(let request): send(.status(status(requestID: request.requestID)), to: routingID)
         case .graphRequest(let request): send(.graph(graph(requestID: request.requestID)), to: routingID)
@@ -230,6 +237,9 @@ final class CoordinatorEngine {
             dropMalformed("\(message.command) is never sent to a coordinator", from: routingID)
         }
     }
+
+    /// The time now, for a traced request's figures: the clock when the shell gave one, else the input's time.
+    func clockNow() -> MonotonicTime { clock.map { max(now, $0()) } ?? now }
 
     // MARK: - Output
 

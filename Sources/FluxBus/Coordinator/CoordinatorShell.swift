@@ -27,6 +27,7 @@ final class CoordinatorShell {
         self.logger = logger
         self.codec = engine.codec
         self.onStorageFailure = onStorageFailure
+        engine.clock = { SystemClock.now }  // read only for traced dispatches
     }
 
     /// Handles everything waiting on the ROUTER, sending what it causes together (in bursts of at most 512 inputs,

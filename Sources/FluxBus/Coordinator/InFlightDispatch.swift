@@ -22,6 +22,8 @@ struct CurrentRequest {
     let startedAt: MonotonicTime
     /// The outcomes that were not `ok`, for BATCH_RESULT.
     var failures: [BatchFailure] = []
+    /// What is measured of it when it is a traced DISPATCH; nil otherwise.
+    var trace: RequestTrace? = nil
 }
 
 /// One dispatch between its ACTION and its completion: which replicas still owe an acknowledgement, what each store

@@ -41,6 +41,8 @@ struct RequestQueue {
         var plans: [String: [PlanStep]]?
         /// What the request asked for (``RequestFingerprint``); nil for one logged before fingerprints.
         var fingerprint: UInt64?
+        /// What is measured of a traced DISPATCH; nil for an untraced one, and for one recovered from the log.
+        var trace: RequestTrace? = nil
     }
 
     /// At most this many actions wait; past it clients are told the bus is busy.

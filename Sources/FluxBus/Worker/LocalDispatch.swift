@@ -40,9 +40,12 @@ struct LocalDispatch {
     private(set) var unknownOnTheBus: Set<String> = []
     /// When this worker began it, to tell a dispatch waiting for a release from one the bus has left behind.
     let begunAt: MonotonicTime
+    /// What is measured of it when its ACTION is traced; nil (and nothing measured) otherwise.
+    var timing: DispatchTiming?
 
     init(action message: Message.Action, at now: MonotonicTime, hosted: (String) -> Bool) {
         begunAt = now
+        if !message.traceparent.isEmpty { timing = DispatchTiming(receivedAt: now) }
         sequence = message.sequence
         action = AnyAction(name: message.actionType, json: message.payload, error: message.error.map(ActionError.init))
         logged = BatchAction(actionType: message.actionType, payload: message.payload, error: message.error)

@@ -74,6 +74,8 @@ extension WorkerEngine {
             // A replayed result is only reported when the bus has no outcome for the store: it is digested then.
             let reported = !dispatch.isReplay || dispatch.unknownOnTheBus.contains(store.name)
             let result: StoreResult
+            // A traced dispatch reads the clock around each store; an untraced one never does.
+            let started = dispatch.timing == nil ? now : clockNow()
             if let blocker = ready.blockedBy {
                 result = StoreResult(store: store.name, status: .skipped, message: blocker, digest: reported ? digest(of: store) : 0)
                 dispatch.record(result)
@@ -81,14 +83,18 @@ extension WorkerEngine {
                 result = run(store, in: &dispatch, step: ready, reported: reported)
             }
             if reported { fresh.append(result) }
+            if reported, dispatch.timing != nil {
+                dispatch.timing!.ran(store.name, ready: now, started: started, finished: clockNow())
+            }
             lastRuns[store.name] = (dispatch.sequence, result)
             emit(.applied(sequence: dispatch.sequence, store: store.name, status: result.status))
             logger.debug("applied", metadata: [
                 "seq": "\(dispatch.sequence)", "store": "\(store.name)", "status": "\(result.status)",
             ])
         }
+        let timings = fresh.isEmpty || dispatch.timing == nil ? [] : dispatch.timing!.takeUnsent(sentAt: clockNow())
         current = dispatch
-        if !fresh.isEmpty { send(.ack(.init(epoch: epoch, sequence: dispatch.sequence, results: fresh))) }
+        if !fresh.isEmpty { send(.ack(.init(epoch: epoch, sequence: dispatch.sequence, results: fresh, timings: timings))) }
         if dispatch.isFinished { finish() }
     }
 

@@ -30,6 +30,9 @@ final class WorkerEngine {
     #endif
     /// The time of the input being handled: the engine's only notion of now.
     private(set) var now: MonotonicTime
+    /// The shell's clock, read only while a traced dispatch runs (to time its stores); nil in the simulator, where a
+    /// traced store takes no time.
+    var clock: (() -> MonotonicTime)?
     /// Effects produced since the shell last took them, besides the messages in ``outbox``.
     private var pendingEffects: [WorkerEffect] = []
     /// What is sent while a burst of input is handled goes out together at its end (one destination: the DEALER).
@@ -204,6 +207,9 @@ final class WorkerEngine {
             logger.warning("dropped \(message.command), which a coordinator never sends to a worker")
         }
     }
+
+    /// The time now, for a traced dispatch's figures: the clock when the shell gave one, else the input's time.
+    func clockNow() -> MonotonicTime { clock.map { max(now, $0()) } ?? now }
 
     // MARK: - Effects
 

@@ -50,6 +50,7 @@ final class WorkerShell {
     ) {
         self.metrics = metrics
         self.engine = engine
+        engine.clock = { SystemClock.now }  // read only for traced dispatches
         self.liveness = liveness
         self.scope = scope
         self.dealer = dealer

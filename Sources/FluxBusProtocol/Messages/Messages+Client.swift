@@ -13,13 +13,17 @@ extension Message {
         public var payload: [UInt8]
         /// The action's error, if it carries one.
         public var error: String?
+        /// A W3C `traceparent` (`00-<32 hex trace id>-<16 hex parent span id>-<2 hex flags>`) to trace this dispatch
+        /// under: the RESULT then carries its waterfall. Empty (the default) for an untraced dispatch.
+        public var traceparent: String
 
         /// A DISPATCH with the given fields.
-        public init(requestID: String, actionType: String, payload: [UInt8], error: String? = nil) {
+        public init(requestID: String, actionType: String, payload: [UInt8], error: String? = nil, traceparent: String = "") {
             self.requestID = requestID
             self.actionType = actionType
             self.payload = payload
             self.error = error
+            self.traceparent = traceparent
         }
     }
 
@@ -35,14 +39,20 @@ extension Message {
         public var elapsedMicros: UInt64
         /// One outcome per planned store and replica.
         public var outcomes: [Outcome]
+        /// A traced dispatch's waterfall, on the coordinator's clock from its receipt of the DISPATCH; empty when the
+        /// DISPATCH carried no `traceparent`.
+        public var trace: [TraceStep]
 
         /// A RESULT with the given fields.
-        public init(requestID: String, epoch: UInt64, sequence: UInt64, elapsedMicros: UInt64, outcomes: [Outcome]) {
+        public init(
+            requestID: String, epoch: UInt64, sequence: UInt64, elapsedMicros: UInt64, outcomes: [Outcome], trace: [TraceStep] = []
+        ) {
             self.requestID = requestID
             self.epoch = epoch
             self.sequence = sequence
             self.elapsedMicros = elapsedMicros
             self.outcomes = outcomes
+            self.trace = trace
         }
     }
 
@@ -147,6 +157,7 @@ extension Message.Dispatch: WireItem {
         try visitor.string(&actionType, "actionType")
         try visitor.bytes(&payload, "payload")
         try visitor.optionalString(&error, "error")
+        try visitor.string(&traceparent, "traceparent")
     }
 }
 
@@ -159,6 +170,7 @@ extension Message.Result: WireItem {
         try visitor.u64(&sequence, "sequence")
         try visitor.u64(&elapsedMicros, "elapsedMicros")
         try visitor.list(&outcomes, "outcomes")
+        try visitor.list(&trace, "trace")
     }
 }
 

@@ -17,15 +17,22 @@ extension Message {
         public var error: String?
         /// The stores that run it, each with the planned stores it waits for.
         public var plan: [PlanStep]
+        /// The W3C `traceparent` of a traced dispatch, as its DISPATCH gave it; empty when untraced. Workers time a
+        /// traced dispatch and report the times in their ACKs' `timings`.
+        public var traceparent: String
 
         /// An ACTION with the given fields.
-        public init(epoch: UInt64, sequence: UInt64, actionType: String, payload: [UInt8], error: String? = nil, plan: [PlanStep]) {
+        public init(
+            epoch: UInt64, sequence: UInt64, actionType: String, payload: [UInt8], error: String? = nil, plan: [PlanStep],
+            traceparent: String = ""
+        ) {
             self.epoch = epoch
             self.sequence = sequence
             self.actionType = actionType
             self.payload = payload
             self.error = error
             self.plan = plan
+            self.traceparent = traceparent
         }
     }
 
@@ -56,12 +63,16 @@ extension Message {
         public var sequence: UInt64
         /// One result per store acknowledged.
         public var results: [StoreResult]
+        /// For a traced ACTION, when each acknowledged store became ready, started and finished, and when this ACK
+        /// left, on the worker's own clock; empty when the ACTION was not traced.
+        public var timings: [StoreTiming]
 
         /// An ACK with the given fields.
-        public init(epoch: UInt64, sequence: UInt64, results: [StoreResult]) {
+        public init(epoch: UInt64, sequence: UInt64, results: [StoreResult], timings: [StoreTiming] = []) {
             self.epoch = epoch
             self.sequence = sequence
             self.results = results
+            self.timings = timings
         }
     }
 
@@ -158,6 +169,7 @@ extension Message.Action: WireItem {
         try visitor.bytes(&payload, "payload")
         try visitor.optionalString(&error, "error")
         try visitor.list(&plan, "plan")
+        try visitor.string(&traceparent, "traceparent")
     }
 }
 
@@ -178,6 +190,7 @@ extension Message.Ack: WireItem {
         try visitor.u64(&epoch, "epoch")
         try visitor.u64(&sequence, "sequence")
         try visitor.list(&results, "results")
+        try visitor.list(&timings, "timings")
     }
 }
 

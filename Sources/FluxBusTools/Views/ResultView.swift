@@ -30,6 +30,9 @@ public enum ResultView {
         public let stores: [String: Store]
         public let outcomes: [Replica]
         public let elapsedMicros: UInt64
+        /// With `--trace`: the traceparent sent, and the waterfall (absent otherwise).
+        public var traceparent: String?
+        public var trace: [WaterfallView.Step]?
     }
 
     public static func json(_ result: DispatchResult) -> JSON {
@@ -45,7 +48,8 @@ public enum ResultView {
                     store: $0.store, worker: $0.worker, status: $0.status.description,
                     message: $0.message.isEmpty ? nil : $0.message, digest: StateDigestText.hex($0.digest))
             },
-            elapsedMicros: result.elapsedMicros)
+            elapsedMicros: result.elapsedMicros,
+            trace: result.trace.isEmpty ? nil : result.trace.map(WaterfallView.Step.init))
     }
 
     public static func text(_ result: DispatchResult, actionType: String) -> String {

@@ -66,7 +66,8 @@ enum Examples {
         .reject(.init(code: .cycle, reason: "city → price → city would be a cycle")),
         .ready(.init(epoch: 7, lastApplied: 41)),
         .action(.init(epoch: 7, sequence: 42, actionType: "city-update", payload: utf8(#"{"city":"Zürich"}"#),
-                      error: "validation: 城市 unknown", plan: [.init(store: "city"), .init(store: "price", waitsFor: ["city"])])),
+                      error: "validation: 城市 unknown", plan: [.init(store: "city"), .init(store: "price", waitsFor: ["city"])],
+                      traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")),
         .release(.init(epoch: 7, sequence: 42, outputs: [
             .init(store: "city", status: .ok, output: utf8(#"{"city":"Zürich"}"#)),
             .init(store: "country", status: .failed, message: "boom 💥"),
@@ -74,6 +75,9 @@ enum Examples {
         .ack(.init(epoch: 7, sequence: 42, results: [
             .init(store: "price", status: .skipped, message: "dependency city failed", digest: 0xDEAD_BEEF),
             .init(store: "city", status: .ok, output: [], digest: 1),
+        ], timings: [
+            .init(store: "price", readyMicros: 0, startedMicros: 3, finishedMicros: 3, sentMicros: 90),
+            .init(store: "city", readyMicros: 0, startedMicros: 4, finishedMicros: 81, sentMicros: 90),
         ])),
         .fetch(.init(epoch: 0, from: 1, to: 41)),
         .replay(.init(epoch: 7, entries: [
@@ -86,10 +90,14 @@ enum Examples {
         .goodbye(.init(reason: "SIGTERM: au revoir")),
         .snapshot(.init(epoch: 7, store: "counter", sequence: 42, digest: StateDigest.fnv1a64(utf8(#"{"value":3}"#)),
                         state: utf8(#"{"value":3}"#))),
-        .dispatch(.init(requestID: "req-ü", actionType: "counter.add", payload: utf8(#"{"by":1}"#), error: nil)),
+        .dispatch(.init(requestID: "req-ü", actionType: "counter.add", payload: utf8(#"{"by":1}"#), error: nil,
+                        traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")),
         .result(.init(requestID: "req-ü", epoch: 7, sequence: 43, elapsedMicros: 987, outcomes: [
             .init(store: "counter", worker: "w1", status: .ok, digest: 5),
             .init(store: "counter", worker: "", status: .unknown, message: "no live replica", digest: 0),
+        ], trace: [
+            .init(process: "coordinator", step: "receive DISPATCH", startMicros: 0, endMicros: 0),
+            .init(process: "w1", step: "run counter", startMicros: 412, endMicros: 470),
         ])),
         .error(.init(requestID: "req-2", code: .busy, message: "queue full (1024 waiting)")),
         .statusRequest(.init(requestID: "s-1")),
