@@ -35,7 +35,7 @@ extension BusClient {
     /// Dispatches an action under a trace: the result's ``DispatchResult/trace`` says where the time went, step by
     /// step, across the coordinator and the workers. Give the `traceparent` of your own span (for example one that
     /// swift-distributed-tracing's W3C propagator injected) so that the bus's steps join your trace, or
-    /// ``TraceContext/random()`` for a new one.
+    /// `TraceContext.random()` for a new one.
     ///
     /// ```swift
     /// let trace = try TraceContext(parsing: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")

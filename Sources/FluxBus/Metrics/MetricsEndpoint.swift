@@ -9,7 +9,7 @@ public struct MetricsEndpoint: Sendable, Hashable, CustomStringConvertible {
     public let port: UInt16
 
     /// Parses `HOST:PORT`.
-    /// - Throws: ``BusError`` (`usage`) naming the text and saying what form is expected.
+    /// - Throws: `BusError` (`usage`) naming the text and saying what form is expected.
     public init(parsing text: String) throws {
         func refuse(_ why: String) -> BusError {
             BusError(code: .usage, message: "--metrics-listen '\(text)': \(why). "
