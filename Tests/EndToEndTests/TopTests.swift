@@ -12,59 +12,79 @@ struct TopTests {
         let session = "fluxbus-top-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let report: URL
 
-        init(cluster: Cluster) throws {
+        init(cluster: Cluster) async throws {
             report = cluster.directory.appendingPathComponent("top.report")
             // `trap 'true' INT`: the shell outlives a Ctrl-C meant for top and still writes the report.
             let script = "trap 'true' INT; '\(Cluster.binary.path)' top --coordinator '\(cluster.control)' --interval 0.2; "
                 + "echo exit=$? > '\(report.path)'; stty -a >> '\(report.path)'; sleep 60"
-            try Self.tmux(["new-session", "-d", "-s", session, "-x", "150", "-y", "40", script])
+            try await Self.tmux(["new-session", "-d", "-s", session, "-x", "150", "-y", "40", script])
         }
 
         @discardableResult
-        static func tmux(_ arguments: [String]) throws -> String {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["tmux"] + arguments
-            // A file, not a pipe: the first tmux command starts the tmux server, which inherits its standard output
-            // and keeps it open, so reading a pipe to its end would block for as long as the server lives (a fresh
-            // machine, with no server running yet, hung here).
+        static func tmux(_ arguments: [String]) async throws -> String {
             let output = FileManager.default.temporaryDirectory.appendingPathComponent("fluxbus-tmux-\(UUID().uuidString)")
-            FileManager.default.createFile(atPath: output.path, contents: nil)
             defer { try? FileManager.default.removeItem(at: output) }
-            let handle = try FileHandle(forWritingTo: output)
-            defer { try? handle.close() }
-            process.standardOutput = handle
-            try process.run()
-            // Bounded: a tmux command that does not return fails the test instead of hanging the suite.
+            let pid = try spawn(["/usr/bin/env", "tmux"] + arguments, output: output.path)
+            // Bounded, and without holding a thread of the cooperative pool: a tmux command that does not return
+            // fails the test instead of hanging the suite.
             let deadline = ContinuousClock.now.advanced(by: .seconds(10))
-            while process.isRunning, ContinuousClock.now < deadline { usleep(10_000) }
-            guard !process.isRunning else {
-                process.terminate()
-                throw ClusterError("tmux \(arguments.joined(separator: " ")) did not return within 10 s")
+            var status: Int32 = 0
+            while waitpid(pid, &status, WNOHANG) == 0 {
+                guard ContinuousClock.now < deadline else {
+                    kill(pid, SIGKILL)
+                    _ = waitpid(pid, &status, 0)
+                    throw ClusterError("tmux \(arguments.joined(separator: " ")) did not return within 10 s")
+                }
+                try await Task.sleep(for: .milliseconds(10))
             }
-            let data = (try? Data(contentsOf: output)) ?? Data()
-            guard process.terminationStatus == 0 else {
+            // Exited normally with status 0 (the raw wait status is then 0).
+            guard status == 0 else {
                 throw ClusterError("tmux \(arguments.joined(separator: " ")) failed (is tmux installed? `make deps-system`)")
             }
-            return String(decoding: data, as: UTF8.self)
+            return (try? String(contentsOf: output, encoding: .utf8)) ?? ""
         }
 
-        func screen() throws -> String { try Self.tmux(["capture-pane", "-p", "-t", session]) }
+        /// Starts a program with its standard output in a file and every other descriptor closed. Not Foundation's
+        /// `Process`: the first tmux command starts the tmux server, which would inherit the descriptors Foundation
+        /// watches to learn that a child exited (its own, and those of the cluster's processes), so those children
+        /// would never be seen to exit; reading its output through a pipe blocked forever for the same reason.
+        static func spawn(_ argv: [String], output: String) throws -> pid_t {
+            var actions = posix_spawn_file_actions_t()
+            posix_spawn_file_actions_init(&actions)
+            defer { posix_spawn_file_actions_destroy(&actions) }
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+            posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+            // glibc ≥ 2.34 closes every descriptor from 3 on in the child; Swift's Glibc module does not import it.
+            typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+            guard let closeFrom = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else {
+                throw ClusterError("this libc lacks posix_spawn_file_actions_addclosefrom_np (glibc 2.34 or later)")
+            }
+            _ = unsafeBitCast(closeFrom, to: CloseFrom.self)(&actions, 3)
+            let arguments = argv.map { strdup($0) } + [nil]
+            defer { arguments.forEach { free($0) } }
+            var pid: pid_t = 0
+            let result = posix_spawn(&pid, argv[0], &actions, nil, arguments, environ)
+            guard result == 0 else { throw ClusterError("cannot start \(argv.joined(separator: " ")): error \(result)") }
+            return pid
+        }
+
+        func screen() async throws -> String { try await Self.tmux(["capture-pane", "-p", "-t", session]) }
 
         /// `#{alternate_on}` and `#{cursor_flag}`: whether the pane shows the alternate screen, and the cursor.
-        func modes() throws -> String {
-            try Self.tmux(["display-message", "-p", "-t", session, "#{alternate_on} #{cursor_flag}"])
+        func modes() async throws -> String {
+            try await Self.tmux(["display-message", "-p", "-t", session, "#{alternate_on} #{cursor_flag}"])
                 .trimmingCharacters(in: .whitespacesAndNewlines)
         }
 
         /// Polls the screen until `done` holds of it, or fails with the last screen.
         func waitForScreen(within limit: Duration = .seconds(20), _ done: (String) -> Bool) async throws -> String {
             let deadline = ContinuousClock.now.advanced(by: limit)
-            var last = try screen()
+            var last = try await screen()
             while !done(last) {
                 guard ContinuousClock.now < deadline else { throw ClusterError("the screen never showed it:\n\(last)") }
                 try await Task.sleep(for: .milliseconds(50))
-                last = try screen()
+                last = try await screen()
             }
             return last
         }
@@ -78,10 +98,10 @@ struct TopTests {
                 }
                 try await Task.sleep(for: .milliseconds(50))
             }
-            throw ClusterError("top did not exit:\n\(try screen())")
+            throw ClusterError("top did not exit:\n\(try await screen())")
         }
 
-        func close() { _ = try? Self.tmux(["kill-session", "-t", session]) }
+        func close() async { _ = try? await Self.tmux(["kill-session", "-t", session]) }
     }
 
     static func startBus() async throws -> (Cluster, BusClient) {
@@ -95,24 +115,30 @@ struct TopTests {
     }
 
     /// What a terminal looks like after top put it back: canonical input with echo, main screen, cursor shown.
-    static func expectRestored(_ report: String, _ top: TmuxTop) throws {
+    static func expectRestored(_ report: String, _ top: TmuxTop) async throws {
         #expect(report.hasPrefix("exit=0"), "\(report)")
         let settings = report.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == ";" }).map(String.init)
         #expect(settings.contains("icanon") && !settings.contains("-icanon"), "\(report)")
         #expect(settings.contains("echo") && !settings.contains("-echo"), "\(report)")
-        #expect(try top.modes() == "0 1")
+        let modes = try await top.modes()
+        #expect(modes == "0 1")
     }
 
     /// Runs top in tmux on a bus that completed 3 dispatches, hands its first full screen to `body`, then presses
     /// `key` and checks that top exited 0 and put the terminal back.
     static func top(quittingWith key: String, _ body: (String, BusClient, TmuxTop) async throws -> Void = { _, _, _ in }) async throws {
         let (cluster, client) = try await startBus()
-        let top = try TmuxTop(cluster: cluster)
-        defer { top.close() }
-        let screen = try await top.waitForScreen { $0.contains("total 3 dispatches") && $0.contains("w1 ") }
-        try await body(screen, client, top)
-        try TmuxTop.tmux(["send-keys", "-t", top.session, key])
-        try expectRestored(try await top.waitForReport(), top)
+        let top = try await TmuxTop(cluster: cluster)
+        do {
+            let screen = try await top.waitForScreen { $0.contains("total 3 dispatches") && $0.contains("w1 ") }
+            try await body(screen, client, top)
+            try await TmuxTop.tmux(["send-keys", "-t", top.session, key])
+            try await expectRestored(try await top.waitForReport(), top)
+        } catch {
+            await top.close()
+            throw error
+        }
+        await top.close()
         await client.close()
         await cluster.stop()
     }
@@ -124,7 +150,8 @@ struct TopTests {
             #expect(screen.contains("1 live, 0 catching-up, 0 lost, 0 gone   slowest w1 (lag 0)"))
             let row = try #require(screen.split(separator: "\n").first { $0.hasPrefix("w1 ") })
             #expect(row.contains("live") && row.contains("agree") && row.contains("counter"), "\(row)")
-            #expect(try top.modes() == "1 0")
+            let modes = try await top.modes()
+            #expect(modes == "1 0")
             // Refreshed in place: another dispatch shows on the same screen.
             _ = try await client.dispatch("counter.add", json: #"{"by":1}"#)
             _ = try await top.waitForScreen { $0.contains("total 4 dispatches") }
