@@ -33,17 +33,21 @@ final class RawCoordinator: @unchecked Sendable {
 
     /// Messages of a BUNDLE not yet handed out.
     private var unbundled: [(from: [UInt8], message: Message)] = []
+    /// Worker id → the routing id its messages came from (`w1/5eed…`: a worker's DEALER names its process).
+    private var routingIDs: [[UInt8]: [UInt8]] = [:]
 
     /// The next message from a worker, with its routing id (a BUNDLE's one by one); nil after `timeout`.
     func receive(timeout: Duration) throws -> (from: [UInt8], message: Message)? {
         if !unbundled.isEmpty { return unbundled.removeFirst() }
         guard let frames = try router.receive(timeout: timeout), frames.count > 1 else { return nil }
+        if let slash = frames[0].firstIndex(of: UInt8(ascii: "/")) { routingIDs[Array(frames[0][..<slash])] = frames[0] }
         unbundled = try codec.decodeAll(Array(frames.dropFirst())).map { (frames[0], $0) }
         return unbundled.removeFirst()
     }
 
+    /// Sends to a routing id; a bare worker id reaches the process it last heard under that id.
     func send(_ message: Message, to routingID: [UInt8]) throws {
-        _ = try router.send([routingID] + codec.encode(message))
+        _ = try router.send([routingIDs[routingID] ?? routingID] + codec.encode(message))
     }
 
     func publish(_ message: Message) throws {
