@@ -275,47 +275,6 @@ final class CoordinatorEngine {
         return routingID.map { String($0, radix: 16) }.joined()
     }
 
-    // MARK: - Timers
-
-    /// Runs every tick: heartbeats, liveness, re-sends and deadlines.
-    private func tick() {
-        let joining = membership.workers.values.contains { $0.state == .catchingUp }
-        // While a worker is joining, beat on every tick so that its first message on SUB comes soon.
-        if joining || now - lastPublishAt >= configuration.heartbeatInterval {
-            publish(.heartbeat(.init(epoch: epoch, sequence: lastSequence)))
-        }
-        for worker in membership.workers.values where worker.state == .live || worker.state == .catchingUp {
-            if now - worker.lastHeard > deadline {
-                markLost(worker.id, reason: "silent for \((now - worker.lastHeard).milliseconds) ms")
-            }
-        }
-        checkInFlight()
-        policing.prune(at: now)
-        checkRecovery()
-        compactIfDue()
-        for requester in stateQueries.expire(at: now) {
-            send(.error(.init(requestID: requester.requestID, code: .timeout,
-                              message: "the replica did not answer the state request in time; try again")),
-                 to: requester.routingID)
-        }
-        flushLog()
-        log.syncIfBatched()
-        pump()
-    }
-
-    /// Restarts the clocks this process could not watch while it stalled: peers' silence and dispatch deadlines.
-    private func resumeAfterStall(_ gap: Duration) {
-        logger.warning("this coordinator did not run for a while; peers' silence counts from now", metadata: [
-            "stalledMillis": "\(gap.milliseconds)",
-        ])
-        membership.forgiveSilence(until: now)
-        idClaims.forgetClaims()
-        for index in flights.openIndices {
-            flights[index].deadline = flights[index].deadline.advanced(by: gap)
-            flights[index].nextResend = min(flights[index].nextResend.advanced(by: gap), now)
-        }
-    }
-
     // MARK: - Shutdown
 
     /// Whether nothing is in flight or queued.
