@@ -95,14 +95,15 @@ struct ConformanceVectorTests {
         String(decoding: try JSONSerialization.data(withJSONObject: value, options: [.sortedKeys]), as: UTF8.self)
     }
 
+    /// The bytes a lowercase or uppercase hex string spells; nil for an odd length or a non-hex digit.
     static func bytes(hex: String) -> [UInt8]? {
         let digits = Array(hex.utf8)
         guard digits.count.isMultiple(of: 2) else { return nil }
-        return stride(from: 0, to: digits.count, by: 2).map { index in
-            UInt8(String(decoding: digits[index..<index + 2], as: UTF8.self), radix: 16)
-        }.reduce(into: [UInt8]?([])) { result, byte in
-            guard let byte, result != nil else { return result = nil }
-            result!.append(byte)
+        var bytes: [UInt8] = []
+        for index in stride(from: 0, to: digits.count, by: 2) {
+            guard let byte = UInt8(String(decoding: digits[index..<index + 2], as: UTF8.self), radix: 16) else { return nil }
+            bytes.append(byte)
         }
+        return bytes
     }
 }
