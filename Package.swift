@@ -38,6 +38,8 @@ let package = Package(
             providers: [.apt(["libzmq3-dev"]), .brew(["zeromq"])]
         ),
         .target(name: "ZeroMQ", dependencies: ["CZMQ"]),
+        // The signal handler that records which store's handler a worker died in (a poison action).
+        .target(name: "CCrashMarker"),
 
         // The wire messages and their codec: pure Swift, fuzzable without sockets.
         .target(name: "FluxBusProtocol"),
@@ -50,7 +52,7 @@ let package = Package(
         .target(
             name: "FluxBus",
             dependencies: [
-                "Flux", "FluxBusClient", "FluxBusProtocol", "ZeroMQ",
+                "Flux", "FluxBusClient", "FluxBusProtocol", "ZeroMQ", "CCrashMarker",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),

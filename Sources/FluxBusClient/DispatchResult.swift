@@ -7,9 +7,9 @@ public struct DispatchResult: Sendable, Hashable {
     /// One store's outcome across its replicas.
     public struct StoreSummary: Sendable, Hashable {
         public let name: String
-        /// `ok`, `failed`, `skipped` or `unknown` (no replica answered in time). A store with at least one replica
-        /// that succeeded and none that failed or skipped is `ok`; its unanswered replicas are in
-        /// ``DispatchResult/outcomes``.
+        /// `ok`, `failed`, `skipped`, `unknown` (no replica answered in time) or `poisoned` (no replica will apply
+        /// it: handlers crashed on it). A store with at least one replica that succeeded and none that failed or
+        /// skipped is `ok`; its unanswered replicas are in ``DispatchResult/outcomes``.
         public let status: OutcomeStatus
         /// How many replicas answered, whatever they did.
         public let replicas: Int
@@ -46,8 +46,9 @@ public struct DispatchResult: Sendable, Hashable {
             let replicas = outcomes.filter { $0.store == name }
             let merged = DependencyExecution.Settlement.merging(replicas.map { .init($0.status, message: $0.message) })
             let unknown = replicas.filter { $0.status == .unknown }.count
+            let poisoned = replicas.contains { $0.status == .poisoned }
             return StoreSummary(
-                name: name, status: merged?.status ?? .unknown, replicas: replicas.count - unknown,
+                name: name, status: poisoned ? .poisoned : merged?.status ?? .unknown, replicas: replicas.count - unknown,
                 applied: replicas.filter { $0.status == .ok }.count, unknown: unknown, error: merged?.message)
         }
     }

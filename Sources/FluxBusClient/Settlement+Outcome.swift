@@ -1,7 +1,7 @@
 import Flux
 import FluxBusProtocol
 
-/// The wire's outcome records and ``DependencyExecution``'s settlements say the same four things; these convert
+/// The wire's outcome records and ``DependencyExecution``'s settlements say the same four things (an answer's `poisoned` reads as a failure); these convert
 /// between them, so that the dependency rule runs on what the coordinator released or the history recorded, and
 /// replicas' outcomes merge by one rule (`Settlement.merging`) in the coordinator and in clients' summaries.
 extension DependencyExecution.Settlement {
@@ -12,6 +12,9 @@ extension DependencyExecution.Settlement {
         case .failed: self = .failed(message)
         case .skipped: self = .skipped(message)
         case .unknown: self = .lost(message)
+        // Never recorded as a decision (a poisoned store's dependents read what was recorded at completion): only an
+        // answer says it, and for a summary it is a store that did not apply the action.
+        case .poisoned: self = .failed(message)
         }
     }
 

@@ -80,12 +80,25 @@ public struct StoreStatus: Sendable, Hashable {
     public var replicas: [Replica]
     /// The sequence of the newest snapshot of its state the coordinator holds; 0 when it holds none.
     public var snapshotSequence: UInt64
+    /// How many actions the coordinator marked poisoned for it (a replica's handler crashed on them repeatedly).
+    public var poisonedCount: UInt32
+    /// The newest of them; 0 when none.
+    public var lastPoisoned: UInt64
+    /// A dispatch its replicas' handlers crashed on and that is not (yet) poisoned; 0 when none.
+    public var crashingAt: UInt64
+    /// How many crashes were reported at ``crashingAt``.
+    public var crashCount: UInt32
 
     /// A store status with the given fields.
     public init(
         name: String, dependsOn: [String], handlesAll: Bool, handles: [String], waitingFor: [String],
-        divergedAt: UInt64, replicas: [Replica], snapshotSequence: UInt64 = 0
+        divergedAt: UInt64, replicas: [Replica], snapshotSequence: UInt64 = 0, poisonedCount: UInt32 = 0,
+        lastPoisoned: UInt64 = 0, crashingAt: UInt64 = 0, crashCount: UInt32 = 0
     ) {
+        self.poisonedCount = poisonedCount
+        self.lastPoisoned = lastPoisoned
+        self.crashingAt = crashingAt
+        self.crashCount = crashCount
         self.name = name
         self.dependsOn = dependsOn
         self.handlesAll = handlesAll
@@ -111,6 +124,10 @@ extension StoreStatus: WireItem {
         try visitor.u64(&divergedAt, "divergedAt")
         try visitor.list(&replicas, "replicas")
         try visitor.u64(&snapshotSequence, "snapshotSequence")
+        try visitor.u32(&poisonedCount, "poisonedCount")
+        try visitor.u64(&lastPoisoned, "lastPoisoned")
+        try visitor.u64(&crashingAt, "crashingAt")
+        try visitor.u32(&crashCount, "crashCount")
     }
 }
 

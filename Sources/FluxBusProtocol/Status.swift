@@ -10,14 +10,19 @@ public enum OutcomeStatus: UInt8, CaseIterable, Sendable, Hashable, CustomString
     /// replica applies it when it returns or catches up; the request id's recorded result shows the outcome once a
     /// replica reports it. It never means "not applied".
     case unknown = 3
+    /// Never applied by any replica: its handler crashed the worker running it, again and again (`--poison-after`
+    /// times), so the coordinator marked the action poisoned for this store. Every replica skips it alike; the stores
+    /// waiting for it keep reading the outcome recorded when it completed. Protocol version 4.
+    case poisoned = 4
 
-    /// `ok`, `failed`, `skipped` or `unknown`.
+    /// `ok`, `failed`, `skipped`, `unknown` or `poisoned`.
     public var description: String {
         switch self {
         case .ok: "ok"
         case .failed: "failed"
         case .skipped: "skipped"
         case .unknown: "unknown"
+        case .poisoned: "poisoned"
         }
     }
 }

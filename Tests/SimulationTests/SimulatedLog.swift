@@ -20,6 +20,8 @@ final class SimulatedDisk {
     /// The mark beside the log, as the page cache holds it: it survives a crash of the coordinator.
     let mark = SimulatedMark()
     var stores: [String] = []
+    /// Poison marks, in sequence order.
+    var poison: [PoisonMark] = []
     var snapshots: [String: LogSnapshot] = [:]
     /// Snapshot bytes in chunks: store → sequence → offset → bytes, as the SQLite log's `snapshot_chunk` table.
     var chunks: [String: [UInt64: [UInt64: [UInt8]]]] = [:]
@@ -80,6 +82,7 @@ final class SimulatedLog: LogStorage {
         case plans(UInt64, [String: [PlanStep]])
         case answer(String, UInt64, Message)
         case store(String)
+        case poison(PoisonMark)
         case snapshot(LogSnapshot)
         case snapshotBegin(String, UInt64)
         case snapshotChunk(String, UInt64, UInt64, [UInt8])
@@ -98,6 +101,7 @@ final class SimulatedLog: LogStorage {
     private(set) var hasUnflushedActions = false
     private(set) var oldestRetained: UInt64 = 1
     private(set) var knownStores: [String] = []
+    private(set) var poisonMarks: [PoisonMark] = []
     private(set) var snapshots: [String: LogSnapshot] = [:]
 
     init(disk: SimulatedDisk, flushFails: @escaping () -> Bool) {
@@ -128,6 +132,8 @@ final class SimulatedLog: LogStorage {
         }
         snapshots = disk.snapshots
         knownStores = disk.stores
+        poisonMarks = disk.poison
+        recovered.poisonMarks = disk.poison
         oldestRetained = sequences.first ?? recovered.lastSequence + 1
         let holding = LogContinuity.Holding(
             busID: disk.busID, lastSequence: recovered.lastSequence, oldestRetained: oldestRetained)
@@ -159,6 +165,12 @@ final class SimulatedLog: LogStorage {
 
     func recordAnswer(_ message: Message, for requestID: String, sequence: UInt64) {
         writes.append(.answer(requestID, sequence, message))
+    }
+
+    func recordPoison(_ mark: PoisonMark) {
+        poisonMarks.append(mark)
+        poisonMarks.sort { ($0.sequence, $0.store) < ($1.sequence, $1.store) }
+        writes.append(.poison(mark))
     }
 
     func rememberStore(_ name: String) {
@@ -244,6 +256,11 @@ final class SimulatedLog: LogStorage {
             let asked = disk.requests[requestID]
             disk.requests[requestID] = (sequence, message, asked?.fingerprint, asked?.actionType)
         case .store(let name): if !disk.stores.contains(name) { disk.stores.append(name) }
+        case .poison(let mark):
+            if !disk.poison.contains(where: { $0.sequence == mark.sequence && $0.store == mark.store }) {
+                disk.poison.append(mark)
+                disk.poison.sort { ($0.sequence, $0.store) < ($1.sequence, $1.store) }
+            }
         case .snapshot(let snapshot):
             let bytes = disk.bytes(of: snapshot.store, at: snapshot.sequence)
             if bytes.map({ UInt64($0.count) != snapshot.size || StateDigest.fnv1a64($0) != snapshot.checksum }) ?? true {

@@ -32,6 +32,7 @@ final class ActionLog: LogStorage {
     /// The first sequence still in the log, kept here so that FETCH does not ask SQLite.
     private(set) var oldestRetained: UInt64 = 1
     private(set) var knownStores: [String] = []
+    private(set) var poisonMarks: [PoisonMark] = []
     private var knownStoreSet: Set<String> = []
     private(set) var snapshots: [String: LogSnapshot] = [:]
     /// The request ids the log may hold: a fresh id is answered without SQL.
@@ -155,6 +156,8 @@ final class ActionLog: LogStorage {
         }
         try readDecisionsAndPlans(db, into: &recovered)
         recovered.stores = try String.fetchAll(db, sql: "SELECT name FROM store ORDER BY firstSeen, name")
+        recovered.poisonMarks = try Row.fetchAll(db, sql: "SELECT sequence, store, reason FROM poison ORDER BY sequence, store")
+            .map { PoisonMark(sequence: $0["sequence"], store: $0["store"], reason: $0["reason"]) }
         for snapshot in try Self.readSnapshots(db) { snapshots[snapshot.store] = snapshot }
         // Completions are recorded in order, so everything up to lastCompleted completed; a gap would mean
         // the file was edited or damaged.
@@ -164,6 +167,7 @@ final class ActionLog: LogStorage {
         }
         oldestRetained = oldest ?? recovered.lastSequence + 1
         knownStores = recovered.stores
+        poisonMarks = recovered.poisonMarks
         knownStoreSet = Set(recovered.stores)
         let busID = try String.fetchOne(db, sql: "SELECT id FROM bus LIMIT 1")
         let tail = try Int64.fetchOne(db, sql: "SELECT chain FROM action ORDER BY sequence DESC LIMIT 1").map { UInt64(bitPattern: $0) }
@@ -213,6 +217,12 @@ final class ActionLog: LogStorage {
     /// Records a store's outcome that stores wait for, before it is released to them.
     func recordDecision(_ output: StoreOutput, sequence: UInt64) {
         writes.append(.decision(sequence: sequence, output: output))
+    }
+
+    func recordPoison(_ mark: PoisonMark) {
+        poisonMarks.append(mark)
+        poisonMarks.sort { ($0.sequence, $0.store) < ($1.sequence, $1.store) }
+        writes.append(.poison(mark))
     }
 
     /// Records the answer (RESULT or BATCH_RESULT) owed to a request id, for retries.

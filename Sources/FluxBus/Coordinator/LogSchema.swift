@@ -140,6 +140,19 @@ enum LogSchema {
                 ])
             }
         }
+        // v5: actions marked poisoned for a store (a handler crashed its worker on them again and again): replicas
+        // skip them there, replaying or catching up.
+        migrator.registerMigration("v5") { db in
+            try db.execute(sql: """
+                CREATE TABLE poison (
+                    sequence INTEGER NOT NULL,
+                    store TEXT NOT NULL,
+                    reason TEXT NOT NULL,
+                    markedAt REAL NOT NULL,
+                    PRIMARY KEY (sequence, store)
+                ) WITHOUT ROWID;
+                """)
+        }
         return migrator
     }
 

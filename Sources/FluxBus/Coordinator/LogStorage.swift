@@ -22,6 +22,8 @@ protocol LogStorage: AnyObject {
     /// Every store a worker ever declared, in the order first seen: compaction waits for a snapshot of each.
     var knownStores: [String] { get }
     var snapshots: [String: LogSnapshot] { get }
+    /// Every poison mark, in sequence order (few: each is a handler that crashed its worker again and again).
+    var poisonMarks: [PoisonMark] { get }
 
     /// What the log held when it was opened.
     func recover() throws -> LogRecovery
@@ -37,6 +39,8 @@ protocol LogStorage: AnyObject {
     func recordDecision(_ output: StoreOutput, sequence: UInt64)
     /// Records a completed dispatch's entry, for replay.
     func complete(_ entry: ReplayEntry)
+    /// Marks a completed action poisoned for a store: no replica of it runs it from now on.
+    func recordPoison(_ mark: PoisonMark)
     /// Records the answer (RESULT or BATCH_RESULT) owed to a request id, for retries.
     func recordAnswer(_ message: Message, for requestID: String, sequence: UInt64)
     /// Remembers a store name, so that compaction waits for its snapshot.
@@ -128,6 +132,8 @@ struct LogRecovery {
     var pending: [LogPending] = []
     /// Every store name a worker has declared, in the order first seen.
     var stores: [String] = []
+    /// Every poison mark, in sequence order.
+    var poisonMarks: [PoisonMark] = []
     /// The outcomes released for actions not completed, by sequence: dispatched again, they must release the same.
     var decisions: [UInt64: [StoreOutput]] = [:]
     /// The plans of the requests not completed, by their first sequence: dispatched again, they name the same stores.

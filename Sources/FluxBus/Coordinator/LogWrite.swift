@@ -13,6 +13,7 @@ enum LogWrite {
     case plans(request: UInt64, plans: [String: [PlanStep]])
     case answer(requestID: String, sequence: UInt64, message: [UInt8])
     case store(String)
+    case poison(PoisonMark)
     case snapshot(LogSnapshot)
     case snapshotBegin(store: String, sequence: UInt64)
     case snapshotChunk(store: String, sequence: UInt64, offset: UInt64, bytes: [UInt8])
@@ -71,6 +72,9 @@ enum LogWrite {
                 .execute(arguments: [requestID, sequence, Data(message)])
         case .store(let name):
             try db.cachedStatement(sql: "INSERT OR IGNORE INTO store (name, firstSeen) VALUES (?, ?)").execute(arguments: [name, now])
+        case .poison(let mark):
+            try db.cachedStatement(sql: "INSERT OR IGNORE INTO poison (sequence, store, reason, markedAt) VALUES (?, ?, ?, ?)")
+                .execute(arguments: [mark.sequence, mark.store, mark.reason, now])
         case .snapshot(let snapshot):
             try db.cachedStatement(sql: """
                 INSERT OR REPLACE INTO snapshot (store, sequence, digest, state, worker, takenAt, size, checksum)

@@ -39,7 +39,8 @@ final class CoordinatorMetrics {
             for outcome in outcomes {
                 let this: Outcome = switch outcome.status {
                 case .ok: .ok
-                case .failed: .failed
+                // A completion is never poisoned (marks come later, on answers): counted as what it is, a failure.
+                case .failed, .poisoned: .failed
                 case .skipped: .skipped
                 case .unknown: .unknown
                 }

@@ -124,4 +124,10 @@ struct LocalDispatch {
         guard local.remove(store) != nil else { return }
         execution.stopRunningHere(store)
     }
+
+    /// The action is poisoned for `store`: if this is that dispatch and the store has not run, it no longer does,
+    /// and the stores here waiting for it read its recorded outcome.
+    mutating func stopRunning(_ store: String, at sequence: UInt64) {
+        if sequence == self.sequence, !results.contains(where: { $0.store == store }) { stopRunning(store) }
+    }
 }

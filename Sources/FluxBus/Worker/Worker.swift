@@ -1,4 +1,5 @@
 import Flux
+import FluxBusProtocol
 import Logging
 import Synchronization
 import ServiceLifecycle
@@ -113,6 +114,16 @@ public final class Worker: Service, Sendable {
                     try file.prepare()
                     if let checkpoint = try file.load() { try engine.resume(from: checkpoint, file: file) }
                     checkpointFile = file
+                }
+                let marker = try HandlerCrashMarker.claim(
+                    path: HandlerCrashMarker.path(worker: configuration.id, directory: configuration.dataDirectory),
+                    stores: engine.stores.map(\.name))
+                engine.crashMarker = marker
+                engine.previousCrash = marker?.report
+                if let crash = marker?.report {
+                    logger.error("the previous process of this worker died in a store's handler; the coordinator counts it", metadata: [
+                        "seq": "\(crash.sequence)", "store": "\(crash.store)", "signal": "\(crash.signal)",
+                    ])
                 }
                 let liveness = LivenessGuard(
                     dealer: dealer,

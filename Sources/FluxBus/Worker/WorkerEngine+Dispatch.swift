@@ -112,6 +112,9 @@ extension WorkerEngine {
             })
         var status = OutcomeStatus.ok
         var message = ""
+        // Armed for the handler and what reads its state after it: a process killed in them leaves word of it.
+        crashMarker?.arm(store: storeIndexes[store.name]!, sequence: dispatch.sequence)
+        defer { crashMarker?.disarm() }
         do {
             _ = try store.apply(dispatch.action, context: context)
         } catch {
@@ -156,6 +159,7 @@ extension WorkerEngine {
         // everything, in `adoptSnapshots`.)
         earlyArrivals.forget(lastApplied)
         snapshots.forget(through: lastApplied)
+        poisoned.forget(through: lastApplied)
         if stopping { return sayGoodbye() }
         readyIfCaughtUp()
     }
@@ -168,6 +172,12 @@ extension WorkerEngine {
     }
 
     func apply(_ replay: Message.Replay) {
+        for mark in poisoned.keep(replay.poisoned.filter { $0.sequence > lastApplied }, hosted: { storesByName[$0] != nil }) {
+            logger.warning("skipping a poisoned action: the coordinator marked it after handlers crashed on it", metadata: [
+                "seq": "\(mark.sequence)", "store": "\(mark.store)", "reason": "\(mark.reason)",
+            ])
+            current?.stopRunning(mark.store, at: mark.sequence)
+        }
         for entry in replay.entries.sorted(by: { $0.sequence < $1.sequence }) {
             if let current, current.sequence == entry.sequence {
                 // The dispatch in hand completed without us: settle what is pending from the recorded outcomes

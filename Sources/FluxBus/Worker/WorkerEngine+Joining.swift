@@ -15,7 +15,8 @@ extension WorkerEngine {
                 name: store.name, dependsOn: store.dependencies, handlesAll: store.handlesAllActions,
                 handles: store.actionNames, lastApplied: lastApplied)
         }
-        send(.hello(.init(workerID: id, instance: instance, stores: declarations, applied: lastApplied, chain: chain ?? 0)))
+        send(.hello(.init(workerID: id, instance: instance, stores: declarations, applied: lastApplied, chain: chain ?? 0,
+            crash: previousCrash)))
     }
 
     /// A REJECT: stop, unless it is the retryable `worker id busy` (HELLO again at the next retry), or a refusal of

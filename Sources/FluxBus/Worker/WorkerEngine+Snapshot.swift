@@ -98,6 +98,7 @@ extension WorkerEngine {
     /// Whether a hosted store runs dispatch `sequence` here. One a snapshot brought to `sequence` or later does not.
     func runsHere(_ store: String, _ sequence: UInt64) -> Bool {
         storesByName[store] != nil && snapshots.runs(store, sequence)
+            && (poisoned.isEmpty || !poisoned.contains(store, at: sequence))
     }
 
     /// The last sequence included in a hosted store's state: the dispatch in hand if the store already ran in it.

@@ -57,6 +57,14 @@ final class WorkerEngine {
     /// The log chain at ``lastApplied``, computed from every dispatch applied since sequence 1 (docs/PROTOCOL.md,
     /// appendix D); nil once a snapshot replaced part of that history. HELLO reports it.
     var chain: UInt64? = 0
+    /// Armed around every handler, so that a process a handler kills leaves word of it; nil keeps none.
+    var crashMarker: (any HandlerCrashMarking)?
+    /// The handler the previous process of this worker died in, reported in every HELLO of this one.
+    var previousCrash: HandlerCrash?
+    /// Each hosted store's position in ``stores``, the crash marker's name for it.
+    let storeIndexes: [String: Int]
+    /// Stores marked poisoned at a sequence (by the REPLAYs that carried the marks), until that sequence is applied.
+    var poisoned = PoisonedSkips()
     /// The dispatch in hand: begun, with hosted stores still to run or settle.
     var current: LocalDispatch?
     /// Whether the worker keeps a checkpoint (the shell sets it), and whether anything changed since it was written.
@@ -82,6 +90,7 @@ final class WorkerEngine {
         self.now = now
         self.stores = stores
         self.storesByName = Dictionary(uniqueKeysWithValues: stores.map { ($0.name, $0) })
+        self.storeIndexes = Dictionary(uniqueKeysWithValues: stores.enumerated().map { ($1.name, $0) })
         self.lastApplied = lastApplied
         self.session = CoordinatorSession(heartbeat: heartbeat, now: now)
         self.snapshots = SnapshotProgress(stores: stores)

@@ -104,12 +104,15 @@ extension Message {
         /// Whether this is the last message of the answer to one FETCH: nothing more comes for it, neither REPLAYs nor
         /// the ACTIONs in flight that the coordinator sends again before this one.
         public var isLast: Bool
+        /// The poison marks of these entries, in sequence order: a replica of a marked store skips it there.
+        public var poisoned: [PoisonMark]
 
         /// A REPLAY with the given fields; by default the whole answer.
-        public init(epoch: UInt64, entries: [ReplayEntry], isLast: Bool = true) {
+        public init(epoch: UInt64, entries: [ReplayEntry], isLast: Bool = true, poisoned: [PoisonMark] = []) {
             self.epoch = epoch
             self.entries = entries
             self.isLast = isLast
+            self.poisoned = poisoned
         }
     }
 
@@ -211,6 +214,7 @@ extension Message.Replay: WireItem {
         try visitor.u64(&epoch, "epoch")
         try visitor.list(&entries, "entries")
         try visitor.bool(&isLast, "last")
+        try visitor.list(&poisoned, "poisoned")
     }
 }
 

@@ -15,14 +15,21 @@ extension Message {
         /// The log chain at `applied` as the worker computed it from what it applied (``LogChain``); 0 when it does not
         /// know it (it installed a SNAPSHOT, or resumed from a checkpoint without one).
         public var chain: UInt64
+        /// The handler this worker's previous process died in, if it died in one (a trap, a fault, an abort), as the
+        /// process recorded it: the coordinator counts these to mark a poison action. Nil when the last run did not.
+        public var crash: HandlerCrash?
 
         /// A HELLO with the given fields.
-        public init(workerID: String, instance: UInt64, stores: [StoreDeclaration], applied: UInt64 = 0, chain: UInt64 = 0) {
+        public init(
+            workerID: String, instance: UInt64, stores: [StoreDeclaration], applied: UInt64 = 0, chain: UInt64 = 0,
+            crash: HandlerCrash? = nil
+        ) {
             self.workerID = workerID
             self.instance = instance
             self.stores = stores
             self.applied = applied
             self.chain = chain
+            self.crash = crash
         }
     }
 
@@ -162,6 +169,12 @@ extension Message.Hello: WireItem {
         try visitor.list(&stores, "stores")
         try visitor.u64(&applied, "applied")
         try visitor.u64(&chain, "chain")
+        // On the wire the three fields are always there: sequence 0 means no crash.
+        var crashed = crash ?? HandlerCrash(sequence: 0, store: "", signal: "")
+        try visitor.u64(&crashed.sequence, "crashSequence")
+        try visitor.string(&crashed.store, "crashStore")
+        try visitor.string(&crashed.signal, "crashSignal")
+        crash = crashed.sequence == 0 ? nil : crashed
     }
 }
 
