@@ -43,6 +43,11 @@ struct CoordinatorCommand: AsyncParsableCommand {
     var lostDependency: String = LostDependencyPolicy.skip.rawValue
 
     @Option(help: ArgumentHelp(
+        "Mark an action poisoned for a store after its handler crashed workers this many times on it (reported by the restarted workers); replicas then skip it. 0 never marks one.",
+        valueName: "crashes"))
+    var poisonAfter = 3
+
+    @Option(help: ArgumentHelp(
         "A JSON file pinning the graph: {\"stores\": [{\"name\": \"city\", \"dependsOn\": [\"country\"], \"replicas\": 1}]}. Workers must match it.",
         valueName: "file"))
     var topology: String?
@@ -146,6 +151,9 @@ struct CoordinatorCommand: AsyncParsableCommand {
         guard LostDependencyPolicy(rawValue: lostDependency) != nil else {
             throw ValidationError("--lost-dependency must be skip or run, not '\(lostDependency)'")
         }
+        guard poisonAfter >= 0 else {
+            throw ValidationError("--poison-after must be 0 (never) or a number of crashes, not \(poisonAfter)")
+        }
     }
 
     func run() async throws {
@@ -165,6 +173,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
             configuration.extraControlEndpoints = Array(control.dropFirst())
             configuration.extraPublishEndpoints = Array(publish.dropFirst())
             configuration.lostDependencyPolicy = LostDependencyPolicy(rawValue: lostDependency)!
+            configuration.poisonAfter = poisonAfter
             configuration.firstResend = .milliseconds(Int64(resendMs))
             if let curveSecretKey, let authorizedKeys {
                 configuration.security = CoordinatorSecurity(

@@ -45,10 +45,10 @@ struct TailCommand: AsyncParsableCommand {
             func showHistory(from start: UInt64, to end: UInt64 = .max) async throws -> Bool {
                 var cursor = start
                 while cursor <= end {
-                    let entries = try await client.history(from: cursor, to: end)
+                    let (entries, poisoned) = try await client.historyPage(from: cursor, to: end)
                     guard let lastEntry = entries.last else { break }
                     for entry in entries where entry.sequence > last {
-                        if try show(TailView.json(entry)) { return true }
+                        if try show(TailView.json(entry, poisoned: poisoned)) { return true }
                     }
                     cursor = lastEntry.sequence + 1
                 }

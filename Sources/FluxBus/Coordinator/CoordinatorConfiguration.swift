@@ -34,6 +34,9 @@ public struct CoordinatorConfiguration: Sendable {
     /// They bound the work one HELLO can cause on the coordinator's thread.
     public var maxStoresPerWorker = 256
     public var maxWorkers = 1_024
+    /// How many crashes of a store's handler at one action (reported by restarted workers) mark that action poisoned
+    /// for the store, so that its replicas skip it instead of crashing on it forever; 0 never marks one.
+    public var poisonAfter = 3
     /// What a store runs with when a store it waits for has no live replica (or every replica was lost).
     public var lostDependencyPolicy: LostDependencyPolicy = .skip
     /// The publish endpoint told to workers in WELCOME, when it differs from what was bound (for example, bound to

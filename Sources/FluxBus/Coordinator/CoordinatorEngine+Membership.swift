@@ -70,6 +70,8 @@ extension CoordinatorEngine {
         }
         workerByRoutingID[routingID] = hello.workerID
         idClaims.accepted(hello.workerID, address: peerAddress)
+        // Before its WELCOME: a mark this report completes goes out with the catch-up it is about to FETCH.
+        noteCrash(in: hello)
         for store in hello.stores { log.rememberStore(store.name) }
         logger.info(
             "worker joined, catching up",

@@ -58,20 +58,26 @@ extension CoordinatorEngine {
     /// what the replica did. The recorded decision stands; only the answer learns.
     func learnLateOutcomes(_ ack: Message.Ack, from worker: String) {
         for result in ack.results {
-            guard let requestID = unknownOutcomes.resolve(sequence: ack.sequence, store: result.store, worker: worker),
-                let logged = unflushedResults[requestID] ?? (try? log.request(requestID)) ?? nil,
-                let recorded = logged.answer
-            else { continue }
+            guard let requestID = unknownOutcomes.resolve(sequence: ack.sequence, store: result.store, worker: worker) else { continue }
             let known = Outcome(store: result.store, worker: worker, status: result.status, message: result.message, digest: result.digest)
-            let answer = recorded.resolving(sequence: ack.sequence, with: known)
-            let first = if case .batchResult(let batch) = answer { batch.firstSequence } else { ack.sequence }
-            log.recordAnswer(answer, for: requestID, sequence: first)
-            unflushedResults[requestID] = LoggedRequest(answer: answer, fingerprint: logged.fingerprint, actionType: logged.actionType)
+            guard rewriteAnswer(requestID, sequence: ack.sequence, { $0.resolving(sequence: ack.sequence, with: known) }) else { continue }
             logger.info("an unknown outcome is known now", metadata: [
                 "seq": "\(ack.sequence)", "store": "\(result.store)", "worker": "\(worker)", "status": "\(result.status)",
                 "request": "\(requestID)",
             ])
         }
+    }
+
+    /// Rewrites the answer recorded for a request id; false when the log no longer has one.
+    @discardableResult
+    func rewriteAnswer(_ requestID: String, sequence: UInt64, _ change: (Message) -> Message) -> Bool {
+        guard let logged = unflushedResults[requestID] ?? (try? log.request(requestID)) ?? nil, let recorded = logged.answer
+        else { return false }
+        let answer = change(recorded)
+        let first = if case .batchResult(let batch) = answer { batch.firstSequence } else { sequence }
+        log.recordAnswer(answer, for: requestID, sequence: first)
+        unflushedResults[requestID] = LoggedRequest(answer: answer, fingerprint: logged.fingerprint, actionType: logged.actionType)
+        return true
     }
 
     /// A digest reported outside a dispatch's completion (a replica that caught up reports its digests on going live,

@@ -181,7 +181,8 @@ extension CoordinatorEngine {
                     return
                 }
             }
-            replies.append(.init(epoch: epoch, entries: entries, isLast: false))
+            let marks = entries.isEmpty ? [] : poisonMarks(from: entries[0].sequence, through: entries[entries.count - 1].sequence)
+            replies.append(.init(epoch: epoch, entries: entries, isLast: false, poisoned: marks))
             guard let last = entries.last?.sequence, last < through else { break }
             from = last + 1
         }

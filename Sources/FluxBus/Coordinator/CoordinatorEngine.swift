@@ -45,6 +45,8 @@ final class CoordinatorEngine {
     var recoveredDecisions: [UInt64: [StoreOutput]]
     /// Answered requests with outcomes not known yet, which a late report fills in.
     var unknownOutcomes = UnknownOutcomes()
+    /// Handler crashes reported in HELLOs, toward marking an action poisoned.
+    var handlerCrashes = HandlerCrashes()
     /// Set when the log cannot be written; the shell then stops the coordinator.
     var storageFailed = false
     #if DEBUG

@@ -42,6 +42,12 @@ struct UnknownOutcomes {
             ?? requests.removeValue(forKey: Key(sequence: sequence, store: store, worker: ""))
     }
 
+    /// Every request id whose answer reports `store` unknown for `sequence`, on any replica, forgetting them.
+    mutating func resolveAll(sequence: UInt64, store: String) -> [String] {
+        let keys = requests.keys.filter { $0.sequence == sequence && $0.store == store }
+        return Array(Set(keys.compactMap { requests.removeValue(forKey: $0) })).sorted()
+    }
+
     /// Every (sequence, outcome) an answer reports.
     private static func outcomes(of answer: Message) -> [(UInt64, Outcome)] {
         switch answer {

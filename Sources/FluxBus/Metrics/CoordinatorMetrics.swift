@@ -25,6 +25,8 @@ final class CoordinatorMetrics {
     private let logBytes: CoreMetrics.Gauge
     private var snapshotBytes = LabeledGauges("fluxbus_snapshot_size_bytes", labels: ["store"])
     private var snapshotSequence = LabeledGauges("fluxbus_snapshot_sequence", labels: ["store"])
+    private var poisoned = LabeledGauges("fluxbus_poisoned_actions", labels: ["store"])
+    private var crashes = LabeledGauges("fluxbus_handler_crashes", labels: ["store"])
     /// The log's own timings (commits, checkpoints, snapshots), which the ``ActionLog`` reports as they happen.
     let log: LogMetrics
 
@@ -107,6 +109,10 @@ final class CoordinatorMetrics {
         }
         replicaLag.removeAll(except: seen)
         divergedStores.record(status.stores.filter { $0.divergedAt > 0 }.count)
+        for store in status.stores {
+            poisoned.set([store.name], to: Double(store.poisonedCount), in: registry)
+            crashes.set([store.name], to: Double(store.crashCount), in: registry)
+        }
         Self.advance(malformed, from: &policed.malformed, to: policing.malformed)
         Self.advance(refused, from: &policed.refused, to: policing.refused)
         Self.advance(strangers, from: &policed.strangers, to: policing.strangers)

@@ -28,7 +28,10 @@ package final class LocalProcesses: @unchecked Sendable {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        // TMPDIR is the group's directory: a worker without --data-dir keeps its crash marker there, and workers of
+        // two groups under the same id must not read each other's.
+        process.environment = ProcessInfo.processInfo.environment
+            .merging(["TMPDIR": directory.path]) { $1 }.merging(environment) { $1 }
         let log = logURL(name)
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let handle = try FileHandle(forWritingTo: log)

@@ -25,12 +25,16 @@ public enum TailView {
             elapsedMicros: completed.elapsedMicros)
     }
 
-    public static func json(_ entry: ReplayEntry) -> JSON {
-        JSON(
-            seq: entry.sequence, epoch: entry.epoch, action: entry.actionType,
-            stores: Dictionary(uniqueKeysWithValues: entry.outputs.map { ($0.store, $0.status.description) }),
-            errors: Dictionary(uniqueKeysWithValues: entry.outputs.filter { !$0.message.isEmpty }.map { ($0.store, $0.message) }),
-            elapsedMicros: nil)
+    /// An entry from the history; a store the action is marked poisoned for shows `poisoned` and the mark's reason
+    /// in place of the outcome recorded at completion.
+    public static func json(_ entry: ReplayEntry, poisoned: [PoisonMark] = []) -> JSON {
+        var stores = Dictionary(uniqueKeysWithValues: entry.outputs.map { ($0.store, $0.status.description) })
+        var errors = Dictionary(uniqueKeysWithValues: entry.outputs.filter { !$0.message.isEmpty }.map { ($0.store, $0.message) })
+        for mark in poisoned where mark.sequence == entry.sequence {
+            stores[mark.store] = OutcomeStatus.poisoned.description
+            errors[mark.store] = mark.reason
+        }
+        return JSON(seq: entry.sequence, epoch: entry.epoch, action: entry.actionType, stores: stores, errors: errors, elapsedMicros: nil)
     }
 
     public static func text(_ view: JSON) -> String {
