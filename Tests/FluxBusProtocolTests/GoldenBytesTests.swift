@@ -28,9 +28,12 @@ struct GoldenBytesTests {
             0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,         //   lastApplied 0
             0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02,         // applied 2
             0x41, 0xC8, 0x62, 0x50, 0x9C, 0xB1, 0x78, 0xEC,         // chain
+            0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,         // crashSequence 0: no crash
+            0x00, 0x00,                                             // crashStore ""
+            0x00, 0x00,                                             // crashSignal ""
         ]
-        #expect(codec.encode(message) == [[0x46, 0x4C, 0x58, 0x42, 0x03], body])
-        #expect(try codec.decode([[0x46, 0x4C, 0x58, 0x42, 0x03], body]) == message)
+        #expect(codec.encode(message) == [[0x46, 0x4C, 0x58, 0x42, 0x04], body])
+        #expect(try codec.decode([[0x46, 0x4C, 0x58, 0x42, 0x04], body]) == message)
     }
 
     @Test("ACTION encodes to the bytes written out by hand")
@@ -57,8 +60,8 @@ struct GoldenBytesTests {
             0x00, 0x04, 0x63, 0x69, 0x74, 0x79,                     //     "city"
             0x00, 0x00,                                             // traceparent "": untraced
         ]
-        #expect(codec.encode(message) == [[0x46, 0x4C, 0x58, 0x42, 0x03], body])
-        #expect(try codec.decode([[0x46, 0x4C, 0x58, 0x42, 0x03], body]) == message)
+        #expect(codec.encode(message) == [[0x46, 0x4C, 0x58, 0x42, 0x04], body])
+        #expect(try codec.decode([[0x46, 0x4C, 0x58, 0x42, 0x04], body]) == message)
     }
 
     @Test("an untraced ACK costs 2 bytes for its timings; a traced one carries each store's five fields")
@@ -109,6 +112,6 @@ struct GoldenBytesTests {
             0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x90,         // latencyMaxMicros 400
         ]
         #expect(codec.encode(message)[1] == body)
-        #expect(try codec.decode([[0x46, 0x4C, 0x58, 0x42, 0x03], body]) == message)
+        #expect(try codec.decode([[0x46, 0x4C, 0x58, 0x42, 0x04], body]) == message)
     }
 }

@@ -5,7 +5,7 @@ import Testing
 @Suite("Strict decoding")
 struct StrictnessTests {
     let codec = Codec()
-    static let signature: [UInt8] = [0x46, 0x4C, 0x58, 0x42, 0x03]
+    static let signature: [UInt8] = [0x46, 0x4C, 0x58, 0x42, 0x04]
 
     /// Decodes and returns the error, failing the test if decoding succeeded.
     func failure(_ frames: [[UInt8]], codec: Codec? = nil, sourceLocation: SourceLocation = #_sourceLocation) -> DecodeError? {
@@ -31,7 +31,7 @@ struct StrictnessTests {
 
     @Test("frame 0 that is not FLXB plus one version byte is badSignature", arguments: [
         [], [0x46, 0x4C, 0x58, 0x42], [0x46, 0x4C, 0x58, 0x41, 0x02], [0x66, 0x6C, 0x78, 0x62, 0x02],
-        [0x46, 0x4C, 0x58, 0x42, 0x03, 0x00],
+        [0x46, 0x4C, 0x58, 0x42, 0x04, 0x00],
     ] as [[UInt8]])
     func badSignature(_ frame: [UInt8]) {
         let error = failure([frame, body(.goodbye(.init(reason: "x")))])
@@ -78,14 +78,14 @@ struct StrictnessTests {
         // Cut inside `instance` (bytes 5...12 after the command and workerID).
         #expect(failure([Self.signature, Array(hello.prefix(8))])
             == DecodeError(code: .truncated, command: .hello, field: "instance", value: 8, limit: 3))
-        // Cut inside the chain, the last field.
-        #expect(failure([Self.signature, Array(hello.dropLast(2))])
+        // Cut inside the chain (the 12 bytes of the crash report follow it).
+        #expect(failure([Self.signature, Array(hello.dropLast(14))])
             == DecodeError(code: .truncated, command: .hello, field: "chain", value: 8, limit: 6))
-        // Cut inside the first store's lastApplied (the 16 bytes of applied and chain follow it).
-        #expect(failure([Self.signature, Array(hello.dropLast(18))])
+        // Cut inside the first store's lastApplied (the 28 bytes of applied, chain and the crash report follow it).
+        #expect(failure([Self.signature, Array(hello.dropLast(30))])
             == DecodeError(code: .truncated, command: .hello, field: "stores[0].lastApplied", value: 8, limit: 6))
         // Cut so short that the list count alone cannot fit: a declaration takes at least 15 bytes.
-        #expect(failure([Self.signature, Array(hello.dropLast(22))])
+        #expect(failure([Self.signature, Array(hello.dropLast(34))])
             == DecodeError(code: .truncated, command: .hello, field: "stores", value: 15, limit: 13))
     }
 
@@ -197,7 +197,7 @@ struct StrictnessTests {
     @Test("malformed UTF-8 inside a list names the item")
     func invalidUTF8InList() {
         var frame = body(.hello(.init(workerID: "w", instance: 0, stores: [.init(name: "a", handlesAll: false, handles: ["ok", "xy"])])))
-        frame[frame.count - 25] = 0xFF  // "y" of the second handled type (lastApplied, applied and chain follow)
+        frame[frame.count - 37] = 0xFF  // "y" of the second handled type (lastApplied, applied, chain, crash report follow)
         #expect(failure([Self.signature, frame])
             == DecodeError(code: .invalidUTF8, command: .hello, field: "stores[0].handles[1]"))
     }
@@ -205,7 +205,7 @@ struct StrictnessTests {
     @Test("a bool other than 0 or 1 is invalidBool, presence bytes included")
     func invalidBool() {
         var hello = body(.hello(.init(workerID: "w", instance: 0, stores: [.init(name: "a", handlesAll: true)])))
-        hello[hello.count - 27] = 0x02  // handlesAll (handles, lastApplied, applied and chain follow)
+        hello[hello.count - 39] = 0x02  // handlesAll (handles, lastApplied, applied, chain and the crash report follow)
         #expect(failure([Self.signature, hello])
             == DecodeError(code: .invalidBool, command: .hello, field: "stores[0].handlesAll", value: 2))
 
@@ -218,9 +218,9 @@ struct StrictnessTests {
     @Test("a status or worker state outside its table is invalidStatus")
     func invalidStatus() {
         var ack = body(.ack(.init(epoch: 1, sequence: 1, results: [.init(store: "s", status: .ok, digest: 0)])))
-        ack[22] = 0x04  // results[0].status, after command, epoch, sequence, count and "s"
+        ack[22] = 0x05  // results[0].status, after command, epoch, sequence, count and "s"
         #expect(failure([Self.signature, ack])
-            == DecodeError(code: .invalidStatus, command: .ack, field: "results[0].status", value: 4))
+            == DecodeError(code: .invalidStatus, command: .ack, field: "results[0].status", value: 5))
 
         var status = body(.status(.init(requestID: "", epoch: 0, sequence: 0, queueLength: 0, publishEndpoint: "",
                                         workers: [.init(id: "", state: .gone, stores: [], lastApplied: 0, heartbeatAgeMillis: 0)],

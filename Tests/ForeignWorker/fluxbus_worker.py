@@ -29,7 +29,7 @@ import zmq
 
 # --- Wire constants (PROTOCOL.md, "Framing and encoding") -----------------------------------
 
-SIGNATURE = b"FLXB\x03"  # frame 0 of every message, and the SUB subscription
+SIGNATURE = b"FLXB\x04"  # frame 0 of every message, and the SUB subscription
 
 HELLO, WELCOME, REJECT, READY, ACTION, RELEASE, ACK, FETCH, REPLAY, HEARTBEAT, GOODBYE, SNAPSHOT = range(1, 13)
 DISPATCH, RESULT, ERROR, STATUS_REQUEST, STATUS, GRAPH_REQUEST, GRAPH = range(0x10, 0x17)
@@ -44,7 +44,7 @@ COMMAND_NAMES = {
 }
 PUBLISHED = {ACTION, HEARTBEAT, COMPLETED}  # the only commands that travel on PUB → SUB
 
-OK, FAILED, SKIPPED, LOST = range(4)  # status codes
+OK, FAILED, SKIPPED, LOST, POISONED = range(5)  # status codes
 REJECT_RETRY = {8, 10}                # too many, worker id busy: HELLO again later
 CLAIM_REFUSALS = {5, 10}              # meant for a process claiming our id; a joined worker ignores them
 ERROR_UNKNOWN_STORE = 3
@@ -152,7 +152,7 @@ class Reader:
 
     def status(self):
         value = self.u8()
-        if value > LOST:
+        if value > POISONED:
             raise Malformed(f"status {value}")
         return value
 
@@ -231,7 +231,8 @@ def decode(body):
         def entry():
             action = read_action(r)
             return action, r.list(lambda: read_store_output(r), 6)
-        fields = dict(epoch=r.u64(), entries=r.list(entry, 27), last=r.bool())
+        fields = dict(epoch=r.u64(), entries=r.list(entry, 27), last=r.bool(),
+                      poisoned=r.list(lambda: (r.u64(), r.string(), r.string()), 12))
     elif command == HEARTBEAT:
         fields = dict(epoch=r.u64(), sequence=r.u64())
     elif command == GOODBYE:
@@ -448,7 +449,9 @@ class Worker:
         self.download = None  # the coordinator sends the snapshots we need afresh
         self.send(Writer(HELLO).string(self.id).u64(self.instance).u16(1)
                   .string(s.name).strings(s.depends_on).bool(s.handles_all).strings(s.handles)
-                  .u64(s.last_applied).u64(s.last_applied).u64(s.chain or 0).frames())
+                  .u64(s.last_applied).u64(s.last_applied).u64(s.chain or 0)
+                  .u64(0).string("").string("")  # no crash to report: a Python exception is a failure, not a crash
+                  .frames())
         self.next_hello = time.monotonic() + self.hello_wait
         self.hello_wait = min(self.hello_wait * 2, 16.0)  # 1 s, 2 s, … up to 16 s until answered
 
@@ -509,12 +512,12 @@ class Worker:
         self.pending = {seq: a for seq, a in self.pending.items() if seq > self.applied}
         self.catch_up()
 
-    def run(self, action, live):
+    def run(self, action, live, poisoned=False):
         """Runs one dispatch, the next in sequence. Live dispatches are acknowledged; replayed ones
-        (already completed) are not."""
+        (already completed) are not. A poisoned one (REPLAY's marks) is applied without running the store."""
         store, results = self.store, []
         for step in action.plan:
-            if step.store != store.name or store.last_applied >= action.sequence:
+            if step.store != store.name or store.last_applied >= action.sequence or poisoned:
                 continue
             before = store.value
             status, message, output = OK, "", None
@@ -546,13 +549,16 @@ class Worker:
         writer.u16(0)  # timings: this worker does not trace
         self.send(writer.frames())
 
-    def apply_replay(self, entries, last):
+    def apply_replay(self, entries, last, poisoned=()):
+        skip = {sequence for sequence, store, _reason in poisoned if store == self.store.name}
         for action, _recorded_outputs in entries:  # no dependencies: recorded outputs are not needed
             if action.sequence <= self.applied:
                 continue
             if action.sequence > self.applied + 1:
                 break  # not contiguous: fetch again from applied + 1
-            self.run(action, live=False)
+            if action.sequence in skip:
+                self.log(f"skipping #{action.sequence}: poisoned for {self.store.name}")
+            self.run(action, live=False, poisoned=action.sequence in skip)
         while self.applied + 1 in self.pending:
             self.run(self.pending.pop(self.applied + 1), live=True)
         self.pending = {seq: a for seq, a in self.pending.items() if seq > self.applied}
@@ -699,7 +705,7 @@ class Worker:
                 self.catch_up()
         elif command == REPLAY:
             if self.phase != JOINING and f["epoch"] == self.epoch:
-                self.apply_replay(f["entries"], f["last"])
+                self.apply_replay(f["entries"], f["last"], f["poisoned"])
         elif command == SNAPSHOT:
             if self.phase == JOINING or f["epoch"] == self.epoch:
                 self.on_snapshot_header(f)
