@@ -235,6 +235,9 @@ final class SimChecker {
     /// The stores' histories as the total order gives them.
     private var model = SimHistoryModel()
 
+    /// The ids the ledger's handler traps on: no ledger replica ever holds them.
+    func ledgerTraps(on ids: Set<UInt32>) { model.ledgerTraps = ids }
+
     private func extendModel(through sequence: UInt64) -> Bool {
         model.extend(through: sequence, order: order, planned: planned)
     }

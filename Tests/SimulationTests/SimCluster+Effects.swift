@@ -36,6 +36,7 @@ extension SimCluster {
     }
 
     func perform(_ effects: [WorkerEffect], worker index: Int) {
+        if diedInHandler(index) { return }
         for effect in effects {
             switch effect {
             case .send(let message):

@@ -46,6 +46,10 @@ final class SimCluster {
         /// Until when it is busy in a handler (also ``stalledUntil``), its guard heartbeating for it.
         var busyUntil: Int64 = 0
         var checkpoint: Checkpoint?
+        /// The crash marker of its running process, when ledger handlers trap; the crash it last died of, for its
+        /// next HELLO.
+        var crashMarker: SimCrashMarker?
+        var lastCrash: HandlerCrash?
         var routingID: [UInt8] { Array(id.utf8) }
     }
 
@@ -62,6 +66,11 @@ final class SimCluster {
     /// Busy handlers injected, and how many of them ended in a stop (the guard's GOODBYE).
     var busyPeriods = 0
     var busyStops = 0
+    /// The ids the ledger's handler traps on (a poison action), and how many processes died of it.
+    var ledgerTraps: Set<UInt32> = [] {
+        didSet { checker.ledgerTraps(on: ledgerTraps) }
+    }
+    var handlerTraps = 0
     var faults: FaultPlan
     let checker: SimChecker
     private(set) var now: Int64 = 0
@@ -111,6 +120,13 @@ final class SimCluster {
             self.faults.stopWhileBusy = Double.random(in: 0...0.5, using: &busyRandom)
         }
         checker = SimChecker()
+        // One run in four has the ledger trap on one id: a poison action among the other faults. Its own draws, so
+        // that a seed's other faults stay as they were.
+        var poisonRandom = SplitMix64(seed: seed ^ 0x9015_0AC7)
+        if faults == nil, Int.random(in: 0..<4, using: &poisonRandom) == 0 {
+            ledgerTraps = [UInt32.random(in: 1...60, using: &poisonRandom)]
+            checker.ledgerTraps(on: ledgerTraps)
+        }
         var configuration = CoordinatorConfiguration(
             controlEndpoint: "sim://control", publishEndpoint: "sim://publish", heartbeatInterval: heartbeatInterval,
             retain: 30, rememberedRequests: 1_000, replayBatch: 50, tickInterval: .milliseconds(20))
@@ -351,6 +367,7 @@ final class SimCluster {
         checker.workerStarted(index, from: withCheckpoint ? node.checkpoint?.lastApplied : nil)
         node.engine = engine
         workers[index] = node
+        armCrashMarker(engine, worker: index)
         engine.handle(.start, at: time)
         perform(engine.takeEffects(), worker: index)
         agenda.schedule(.workerTick(index, incarnation: node.incarnation), at: now + 10_000)

@@ -6,6 +6,8 @@ import FluxBusProtocol
 struct SimHistoryModel {
     /// The last sequence the model covers.
     private(set) var through: UInt64 = 0
+    /// Ids the ledger's handler traps on: poisoned for it, never applied by any replica.
+    var ledgerTraps: Set<UInt32> = []
     private(set) var ledger: [UInt32] = []
     private(set) var tally: [UInt32] = []
     /// How many ids each store holds through sequence `n` (index `n`).
@@ -17,7 +19,7 @@ struct SimHistoryModel {
         while through < sequence {
             guard let id = order[through + 1], let stores = planned[through + 1] else { return false }
             through += 1
-            if stores.contains(SimLedger.name), !Sim.ledgerRefuses(id) { ledger.append(id) }
+            if stores.contains(SimLedger.name), !Sim.ledgerRefuses(id), !ledgerTraps.contains(id) { ledger.append(id) }
             if stores.contains(SimTally.name) { tally.append(id) }
             ledgerCount.append(ledger.count)
             tallyCount.append(tally.count)

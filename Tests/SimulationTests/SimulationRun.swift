@@ -13,6 +13,8 @@ struct SimulationRun {
     let steps: Int
     /// Busy handlers injected, and those that ended in a stop.
     let busy: (periods: Int, stops: Int)
+    /// Worker processes that died in a trapping handler (a poison action), and the poison marks the log ended with.
+    let poison: (traps: Int, marks: Int)
     let violation: String?
     let recentSteps: [String]
     /// Everything a replay must reproduce exactly.
@@ -42,6 +44,7 @@ struct SimulationRun {
         self.seed = seed
         steps = cluster.steps
         busy = (cluster.busyPeriods, cluster.busyStops)
+        poison = (cluster.handlerTraps, cluster.disk.poison.count)
         transfers = cluster.checker.transfers
         violation = cluster.checker.violation
         recentSteps = violation == nil ? [] : cluster.checker.recentSteps
