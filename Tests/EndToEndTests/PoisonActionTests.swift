@@ -58,7 +58,7 @@ struct PoisonActionTests {
         let retried = try await client.dispatch("crash.run", json: #"{"crash":true}"#, requestID: "poison-1")
         #expect(retried.sequence == poison.sequence)
         #expect(retried.stores.map(\.status) == [.poisoned], "\(retried.stores)")
-        #expect(retried.stores.first?.error?.contains("3 crashes") == true, "\(retried.stores)")
+        #expect(retried.stores.first?.error?.contains("crashed workers 3 times (SIGILL on w1)") == true, "\(retried.stores)")
         let tail = try await cluster.run("tail", ["tail", "--from", "\(poison.sequence)", "--count", "1", "--coordinator", cluster.control])
         #expect(tail.status == 0 && tail.output.contains("poisoned"), "\(tail)")
 

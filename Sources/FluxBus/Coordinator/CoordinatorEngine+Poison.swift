@@ -44,7 +44,7 @@ extension CoordinatorEngine {
         }
         let mark = PoisonMark(
             sequence: key.sequence, store: key.store,
-            reason: "poisoned: its handler crashed the worker \(tally.summary); every replica skips it")
+            reason: "poisoned: its handler crashed workers \(tally.summary); every replica skips it")
         log.recordPoison(mark)
         handlerCrashes.forget(key)
         flushLog()

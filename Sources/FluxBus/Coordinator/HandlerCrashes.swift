@@ -14,9 +14,9 @@ struct HandlerCrashes {
         var workers: [String] = []
         var signals: [String] = []
 
-        /// "3 crashes (SIGILL) on w1", for the mark's reason and the logs.
+        /// "3 times (SIGILL on w1)", for the mark's reason.
         var summary: String {
-            "\(count) crash\(count == 1 ? "" : "es") (\(signals.joined(separator: ", "))) on \(workers.joined(separator: ", "))"
+            "\(count == 1 ? "once" : "\(count) times") (\(signals.joined(separator: ", ")) on \(workers.joined(separator: ", ")))"
         }
     }
 

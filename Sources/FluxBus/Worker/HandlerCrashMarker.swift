@@ -80,8 +80,9 @@ final class HandlerCrashMarker: HandlerCrashMarking {
     /// `fluxbus-crash 1`, the sequence, the store and the signal, one per line; anything else is no report.
     static func parse(_ text: String) -> HandlerCrash? {
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
-        guard lines.count >= 4, lines[0] == "fluxbus-crash 1", let sequence = UInt64(lines[1]), sequence > 0,
-            !lines[2].isEmpty
+        // Four lines, each ended by a newline: a report the handler did not finish writing is none.
+        guard lines.count == 5, lines[4].isEmpty, lines[0] == "fluxbus-crash 1", let sequence = UInt64(lines[1]), sequence > 0,
+            !lines[2].isEmpty, !lines[3].isEmpty
         else { return nil }
         return HandlerCrash(sequence: sequence, store: String(lines[2]), signal: String(lines[3]))
     }

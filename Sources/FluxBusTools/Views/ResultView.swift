@@ -58,7 +58,8 @@ public enum ResultView {
         let width = max(8, result.outcomes.map(\.store.count).max() ?? 0)
         for outcome in result.outcomes {
             var line = "  " + outcome.store.padding(toLength: width, withPad: " ", startingAt: 0) + "  "
-                + outcome.status.description.padding(toLength: 8, withPad: " ", startingAt: 0)
+                // Eight columns fit every status but `poisoned`, which gets its one space.
+                + outcome.status.description.padding(toLength: max(8, outcome.status.description.count + 1), withPad: " ", startingAt: 0)
                 + (outcome.worker.isEmpty ? "-" : outcome.worker)
             if !outcome.message.isEmpty { line += "  " + outcome.message }
             lines.append(line)

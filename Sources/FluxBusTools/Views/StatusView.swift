@@ -15,7 +15,8 @@ public enum StatusView {
     /// `retain`); `figures` (`dispatches`, `actions`, `dispatchesPerSecond`, `actionsPerSecond`, `latencySamples`,
     /// `p50Micros`, `p90Micros`, `p99Micros`, `maxMicros`, `slowestWorker`, `slowestLag`); `workers` (`id`, `state`,
     /// `stores`, `lastSeq`, `lag`, `heartbeatAgeMillis`); `stores` (`name`, `dependsOn`, `handles`, `waitingFor`,
-    /// `divergedAt`, `snapshotSeq`, `replicas` with `worker`, `lastSeq`, `digest`).
+    /// `divergedAt`, `snapshotSeq`, `poisoned`, `lastPoisonedSeq`, `crashingAt`, `crashes`, `replicas` with `worker`,
+    /// `lastSeq`, `digest`).
     public struct JSON: Codable, Sendable, Hashable {
         /// One worker: its state, stores, and how far behind the last completed sequence it is.
         public struct Worker: Codable, Sendable, Hashable {
@@ -41,6 +42,12 @@ public enum StatusView {
             public let waitingFor: [String]
             public let divergedAt: UInt64?
             public let snapshotSeq: UInt64?
+            /// Actions marked poisoned for it, and the newest; null when none.
+            public let poisoned: UInt32
+            public let lastPoisonedSeq: UInt64?
+            /// A dispatch its handler crashed workers on that is not poisoned (yet), and how many crashes; null when none.
+            public let crashingAt: UInt64?
+            public let crashes: UInt32?
             public let replicas: [Replica]
         }
         /// The coordinator's log: where it is, how it syncs, and the sequences it holds.
@@ -96,6 +103,9 @@ public enum StatusView {
                 .init(name: store.name, dependsOn: store.dependsOn, handles: store.handlesAll ? ["*"] : store.handles,
                       waitingFor: store.waitingFor, divergedAt: store.divergedAt == 0 ? nil : store.divergedAt,
                       snapshotSeq: store.snapshotSequence == 0 ? nil : store.snapshotSequence,
+                      poisoned: store.poisonedCount, lastPoisonedSeq: store.lastPoisoned == 0 ? nil : store.lastPoisoned,
+                      crashingAt: store.crashingAt == 0 ? nil : store.crashingAt,
+                      crashes: store.crashingAt == 0 ? nil : store.crashCount,
                       replicas: store.replicas.map { .init(worker: $0.worker, lastSeq: $0.lastApplied, digest: $0.digest == 0 ? nil : StateDigestText.hex($0.digest)) })
             })
     }
@@ -122,6 +132,10 @@ public enum StatusView {
                 + pad(store.dependsOn.isEmpty ? "-" : "after " + store.dependsOn.joined(separator: "+"), 20)
             if !store.waitingFor.isEmpty { line += "WAITING FOR " + store.waitingFor.joined(separator: ", ") + "  " }
             if store.divergedAt != 0 { line += "DIVERGED at #\(store.divergedAt)  " }
+            if store.crashingAt != 0 {
+                line += "CRASHING at #\(store.crashingAt) (\(store.crashCount) crash\(store.crashCount == 1 ? "" : "es"))  "
+            }
+            if store.poisonedCount != 0 { line += "POISONED \(store.poisonedCount), last #\(store.lastPoisoned)  " }
             line += "\(store.replicas.count) replica\(store.replicas.count == 1 ? "" : "s")"
             line += Self.digestsDiffer(store.replicas) ? "  (digests differ)" : ""
             if store.snapshotSequence != 0 { line += "  snapshot #\(store.snapshotSequence)" }
