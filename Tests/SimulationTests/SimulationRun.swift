@@ -15,6 +15,7 @@ struct SimulationRun {
     let busy: (periods: Int, stops: Int)
     /// Worker processes that died in a trapping handler (a poison action), and the poison marks the log ended with.
     let poison: (traps: Int, marks: Int)
+    let ledgerTraps: Set<UInt32>
     let violation: String?
     let recentSteps: [String]
     /// Everything a replay must reproduce exactly.
@@ -45,6 +46,7 @@ struct SimulationRun {
         steps = cluster.steps
         busy = (cluster.busyPeriods, cluster.busyStops)
         poison = (cluster.handlerTraps, cluster.disk.poison.count)
+        ledgerTraps = cluster.ledgerTraps
         transfers = cluster.checker.transfers
         violation = cluster.checker.violation
         recentSteps = violation == nil ? [] : cluster.checker.recentSteps
@@ -76,7 +78,7 @@ struct SimulationRun {
     var report: String {
         """
         seed \(seed) failed after \(steps) steps: \(violation ?? "no violation")
-        faults: \(faults)
+        faults: \(faults)\(ledgerTraps.isEmpty ? "" : ", the ledger traps on id \(ledgerTraps.sorted())")
         replay: make simulate SEED=\(seed)
         last steps:
         \(recentSteps.map { "  " + $0 }.joined(separator: "\n"))

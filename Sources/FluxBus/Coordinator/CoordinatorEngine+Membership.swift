@@ -109,7 +109,7 @@ extension CoordinatorEngine {
         let held = "worker id `\(hello.workerID)` is held by a live process at \(idClaims.describeAddress(of: hello.workerID)) "
             + "(instance \(holder.instance), heard \((now - holder.lastHeard).milliseconds) ms ago); this HELLO came from "
             + WorkerIDClaims.describe(address: peerAddress)
-        switch idClaims.claim(hello.workerID, by: hello.instance, at: now, patience: patience) {
+        switch idClaims.claim(hello.workerID, by: hello.instance, at: now, patience: patience, holderHeard: holder.lastHeard) {
         case .retry:
             refuse(hello, code: .workerIDBusy, reason: held + ". If that process crashed, its registration lapses after "
                 + "\(deadline.milliseconds) ms of silence and a HELLO after that takes the id over", to: routingID)
