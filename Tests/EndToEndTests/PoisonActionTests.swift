@@ -23,7 +23,7 @@ struct PoisonActionTests {
 
     @Test func aRepeatedlyCrashingActionIsPoisonedAndSkippedAndTheWorkerGoesLive() async throws {
         let cluster = try Cluster()
-        try cluster.startCoordinator()
+        try cluster.startCoordinator(["--metrics-listen", "127.0.0.1:0"])
         let first = try Self.startCrashWorker(cluster, "w1-run1")
         let client = try await cluster.client()
         try await cluster.waitUntilLive(1, client: client)
@@ -45,6 +45,8 @@ struct PoisonActionTests {
         let crashing = try await Self.crashStatus(client)
         #expect(crashing?.crashingAt == poison.sequence && crashing?.crashCount == 2, "\(String(describing: crashing))")
         #expect(crashing?.poisonedCount == 0)
+        let metricsPort = try await cluster.metricsPort(of: "coordinator")
+        _ = try await Cluster.scrape(port: metricsPort) { $0[#"fluxbus_handler_crashes{store="crash"}"#] == 2 }
 
         _ = try Self.startCrashWorker(cluster, "w1-run4")
         try await cluster.waitUntilLive(1, client: client, within: .seconds(10))
@@ -55,6 +57,8 @@ struct PoisonActionTests {
         let poisoned = try await Self.crashStatus(client)
         #expect(poisoned?.poisonedCount == 1 && poisoned?.lastPoisoned == poison.sequence, "\(String(describing: poisoned))")
         #expect(poisoned?.crashCount == 0, "the poisoned action's crashes are no longer pending")
+        let scraped = try await Cluster.scrape(port: metricsPort) { $0[#"fluxbus_poisoned_actions{store="crash"}"#] == 1 }
+        #expect(scraped[#"fluxbus_handler_crashes{store="crash"}"#] == 0)
         let retried = try await client.dispatch("crash.run", json: #"{"crash":true}"#, requestID: "poison-1")
         #expect(retried.sequence == poison.sequence)
         #expect(retried.stores.map(\.status) == [.poisoned], "\(retried.stores)")
