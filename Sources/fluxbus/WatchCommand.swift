@@ -20,7 +20,8 @@ struct WatchCommand: AsyncParsableCommand {
             by one in a program, use BusClient's watch(_:named:) with the store's type (docs/GUIDE.md, "Watching \
             state").
 
-            Ends after --count lines, or with Ctrl-C. Exits 4 when no live replica hosts STORE.
+            Ends after --count lines, or with Ctrl-C. Exits 4 when no live replica hosts STORE, 3 when the \
+            coordinator does not answer.
 
             Examples:
               fluxbus watch counter
