@@ -54,12 +54,15 @@ extension BusClient {
     }
 
     /// Completed dispatches from the coordinator's history, oldest first: at most one REPLAY's worth from `from`
-    /// (ask again from after the last entry for more). Empty when nothing in the range has completed.
+    /// (ask again from after the last entry for more). Empty when nothing in the range has completed. Concurrent
+    /// calls on one client take turns.
     /// - Throws: ``BusError``: `refused` when `from` is older than the retained history.
     public func history(from: UInt64, to: UInt64 = .max, timeout: Duration? = nil) async throws -> [ReplayEntry] {
-        // REPLAY carries no request id: one history request at a time is matched by this fixed key.
-        guard case .replay(let replay) = try await request(.fetch(.init(epoch: 0, from: from, to: to)), id: ClientCore.historyKey, timeout: timeout)
-        else {
+        // REPLAY carries no request id: one history request at a time, matched by this fixed key.
+        let answer = try await historyGate.withTurn {
+            try await request(.fetch(.init(epoch: 0, from: from, to: to)), id: ClientCore.historyKey, timeout: timeout)
+        }
+        guard case .replay(let replay) = answer else {
             throw BusError(code: .protocolViolation, message: "the coordinator answered FETCH with something else")
         }
         return replay.entries

@@ -124,6 +124,39 @@ struct WatchTests {
         await cluster.stop()
     }
 
+    /// Watchers sharing one client read the history concurrently: their requests take turns (REPLAY has no request
+    /// id), so each still sees every change.
+    @Test func watchersSharingAClientEachSeeEveryChange() async throws {
+        let cluster = try Cluster()
+        try cluster.startCoordinator()
+        try cluster.startWorker("w1", stores: ["counter=counter"], extra: ["--log-level", "warning"])
+        let client = try await cluster.client(timeout: .seconds(30))
+        try await cluster.waitUntilLive(1, client: client)
+        let add = try BatchAction(Action(CounterStore.add, .init(by: 1)))
+        let finals = try await withThrowingTaskGroup(of: [UInt64].self) { group in
+            for _ in 0..<3 {
+                group.addTask {
+                    var sequences: [UInt64] = []
+                    for try await change in client.watch(CounterStore.self, named: nil, buffer: 16) {
+                        #expect(change.state.value == Int(change.sequence) && !change.isResynchronized)
+                        sequences.append(change.sequence)
+                        if change.sequence >= 3_000 { break }
+                    }
+                    return sequences
+                }
+            }
+            for _ in 0..<3 { try await client.dispatchBatch(Array(repeating: add, count: 1_000)) }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(finals.count == 3)
+        for sequences in finals {
+            let start = try #require(sequences.first)
+            #expect(sequences == Array(start...3_000), "a watcher saw \(sequences.count) states from #\(start)")
+        }
+        await client.close()
+        await cluster.stop()
+    }
+
     /// A watcher further behind than the log reaches says so: its next element is a fresh state, marked
     /// resynchronized, and it goes on change by change from there.
     @Test func aWatcherBehindACompactedLogResynchronizes() async throws {
