@@ -11,7 +11,7 @@ extension Worker {
     /// change half made; taking it is O(1) (store states are copy-on-write values). It waits while a handler runs.
     /// It is the state every replica of the store holds at that sequence. To follow changes, read
     /// ``events`` (`.applied` names each sequence a store ran) and ask again, or watch the store through a
-    /// `BusClient` (``BusClient/watch(_:named:)``) from any process.
+    /// `BusClient` (`BusClient.watch(_:named:)`) from any process.
     ///
     /// ```swift
     /// let (sequence, state) = try await worker.state(of: CounterStore.self, named: "hits")
