@@ -57,6 +57,7 @@ struct WatchDivergenceTests {
         } catch let error as BusError {
             #expect(error.code == .diverged && error.message.contains("#2"), "\(error)")
         }
+        #expect(try await watch.next() == nil, "a watch that diverged went on")
         await client.close()
         await cluster.stop()
     }

@@ -4,7 +4,9 @@ public struct StateChange<State: Sendable>: Sendable {
     public enum Kind: Sendable, Hashable {
         /// The first element: a live replica's state, as it was at ``StateChange/sequence``.
         case initial
-        /// The store ran the action ``StateChange/actionType`` at ``StateChange/sequence`` with outcome ok.
+        /// The store ran the action ``StateChange/actionType`` at ``StateChange/sequence`` with outcome ok. (Where the
+        /// bus recorded its outcome as unknown, no replica having answered, a run that succeeds here counts too: a
+        /// replica replaying that sequence applies it the same way.)
         case changed
         /// The watcher fell further behind than the coordinator's log reaches: the dispatches between the previous
         /// element and this one are no longer in the history, so they were not seen one by one. This element is a

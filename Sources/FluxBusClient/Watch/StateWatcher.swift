@@ -27,7 +27,25 @@ final class StateWatcher<S: Store> {
         replica = StoreReplica(AnyStore(S.self, name: name))
     }
 
+    /// After an error, or the end of the published stream: an iterator that threw has nothing more to say.
+    private var finished = false
+
     func next() async throws -> StateChange<S.State>? {
+        guard !finished else { return nil }
+        do {
+            guard let change = try await advance() else {
+                finished = true
+                return nil
+            }
+            return change
+        } catch {
+            // The replica may be half-way through an entry, or never seeded: nothing it holds may be shown.
+            finished = true
+            throw error
+        }
+    }
+
+    private func advance() async throws -> StateChange<S.State>? {
         if !started {
             started = true
             // Subscribed before the state is read, so that nothing completed after it goes unannounced.
