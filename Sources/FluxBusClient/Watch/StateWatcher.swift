@@ -10,7 +10,7 @@ final class StateWatcher<S: Store> {
     private let client: BusClient
     private let name: String
     private let buffer: Int
-    private let replica: StoreReplica
+    private var replica: StoreReplica
     private var started = false
     private var publications: AsyncThrowingStream<Message, any Error>.AsyncIterator?
     /// Entries fetched and not yet applied, oldest first.
@@ -48,6 +48,11 @@ final class StateWatcher<S: Store> {
     private func advance() async throws -> StateChange<S.State>? {
         if !started {
             started = true
+            // The bus may host the store with other dependencies than its type declares (`--store NAME=KIND,after=…`):
+            // its handlers read their outputs under the names the workers' do.
+            if let node = try await client.graph().stores.first(where: { $0.name == name }), node.dependsOn != S.dependencies {
+                replica = StoreReplica(AnyStore(S.self, name: name, dependencies: node.dependsOn))
+            }
             // Subscribed before the state is read, so that nothing completed after it goes unannounced.
             publications = try await client.publications(buffer: buffer).makeAsyncIterator()
             try await seed()
