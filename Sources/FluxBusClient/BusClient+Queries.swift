@@ -54,7 +54,8 @@ extension BusClient {
     }
 
     /// Completed dispatches from the coordinator's history, oldest first: at most one REPLAY's worth from `from`
-    /// (ask again from after the last entry for more). Empty when nothing in the range has completed.
+    /// (ask again from after the last entry for more). Empty when nothing in the range has completed. Concurrent
+    /// calls on one client take turns.
     /// - Throws: ``BusError``: `refused` when `from` is older than the retained history.
     public func history(from: UInt64, to: UInt64 = .max, timeout: Duration? = nil) async throws -> [ReplayEntry] {
         try await historyPage(from: from, to: to, timeout: timeout).entries
@@ -62,10 +63,14 @@ extension BusClient {
 
     /// As ``history(from:to:timeout:)``, with the poison marks of those entries: a store an entry's action is marked
     /// poisoned for skipped it on every replica, whatever outcome the entry recorded at completion.
-    public func historyPage(from: UInt64, to: UInt64 = .max, timeout: Duration? = nil) async throws -> (entries: [ReplayEntry], poisoned: [PoisonMark]) {
-        // REPLAY carries no request id: one history request at a time is matched by this fixed key.
-        guard case .replay(let replay) = try await request(.fetch(.init(epoch: 0, from: from, to: to)), id: ClientCore.historyKey, timeout: timeout)
-        else {
+    public func historyPage(
+        from: UInt64, to: UInt64 = .max, timeout: Duration? = nil
+    ) async throws -> (entries: [ReplayEntry], poisoned: [PoisonMark]) {
+        // REPLAY carries no request id: one history request at a time, matched by this fixed key.
+        let answer = try await historyGate.withTurn {
+            try await request(.fetch(.init(epoch: 0, from: from, to: to)), id: ClientCore.historyKey, timeout: timeout)
+        }
+        guard case .replay(let replay) = answer else {
             throw BusError(code: .protocolViolation, message: "the coordinator answered FETCH with something else")
         }
         return (replay.entries, replay.poisoned)

@@ -22,6 +22,8 @@ public final class BusClient: Sendable {
     private let core: IOLoopBound<ClientCore>
     private let ownedContext: ZMQContext?
     let security: PeerSecurity?
+    /// History requests take turns (see ``HistoryGate``).
+    let historyGate = HistoryGate()
 
     /// Connects to a coordinator. Connecting does not wait for it: a request to a coordinator that is not there
     /// fails after its timeout with ``BusError`` `unreachable`.

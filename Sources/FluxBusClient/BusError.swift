@@ -15,6 +15,9 @@ public struct BusError: Error, Hashable, Sendable, CustomStringConvertible {
         /// A local problem: a bad argument or configuration, or a request over the protocol's size limits, refused
         /// before it is sent (exit code 2).
         public static let usage = Code(description: "usage")
+        /// A replica here (a watcher's) does not end as the bus's replicas did: its store type behaves otherwise than
+        /// the workers', so its state would be wrong (exit code 3).
+        public static let diverged = Code(description: "diverged")
         /// The coordinator's log cannot be opened, read or written (exit code 5).
         public static let storage = Code(description: "storage")
     }

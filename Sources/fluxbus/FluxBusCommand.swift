@@ -28,7 +28,7 @@ struct FluxBusCommand: AsyncParsableCommand {
             """,
         subcommands: [
             CoordinatorCommand.self, WorkerCommand.self, DispatchCommand.self, StatusCommand.self, GraphCommand.self,
-            StateCommand.self, TailCommand.self, TopCommand.self, Demo.self, Bench.self, KeygenCommand.self, BenchPeer.self,
+            StateCommand.self, WatchCommand.self, TailCommand.self, TopCommand.self, Demo.self, Bench.self, KeygenCommand.self, BenchPeer.self,
         ]
     )
 

@@ -36,7 +36,7 @@ struct CommandLineTests {
     @Test func helpListsEverySubcommandAndTheExitCodes() throws {
         let help = try Self.fluxbus(["--help"])
         #expect(help.status == 0)
-        for subcommand in ["coordinator", "worker", "dispatch", "status", "graph", "state", "tail", "top", "demo", "bench", "keygen"] {
+        for subcommand in ["coordinator", "worker", "dispatch", "status", "graph", "state", "watch", "tail", "top", "demo", "bench", "keygen"] {
             #expect(help.output.contains(subcommand))
         }
         for code in ["0  done", "1  the dispatch completed", "2  usage", "3  unreachable", "4  refused"] {
@@ -44,7 +44,7 @@ struct CommandLineTests {
         }
     }
 
-    @Test(arguments: ["coordinator", "worker", "dispatch", "status", "graph", "state", "tail", "demo", "bench", "keygen"])
+    @Test(arguments: ["coordinator", "worker", "dispatch", "status", "graph", "state", "watch", "tail", "demo", "bench", "keygen"])
     func everySubcommandHasAnAbstractAndAnExample(subcommand: String) throws {
         let help = try Self.fluxbus([subcommand, "--help"])
         #expect(help.status == 0)

@@ -1,6 +1,7 @@
 import FluxBus
 import FluxBusProtocol
 import FluxBusTools
+import FluxStores
 import Foundation
 import Testing
 
@@ -40,6 +41,13 @@ struct JSONDocumentTests {
     @Test func tailJSON() throws {
         let completed = Message.Completed(epoch: 1, sequence: 2, actionType: "t", elapsedMicros: 3, outcomes: Self.outcomes)
         try Self.expect(section: "fluxbus tail --json", documents: TailView.json(completed))
+    }
+
+    @Test func watchJSON() throws {
+        let state = Message.State(
+            requestID: "r", store: "counter", worker: "w1", sequence: 3, digest: 7, size: 2, checksum: 0, state: Array("42".utf8))
+        let line = try WatchView.json(state)
+        try Self.expect(section: "fluxbus watch STORE --json", documents: try JSONDecoder().decode(JSONValue.self, from: Data(line.utf8)))
     }
 
     /// The table under `## \`SECTION\`` lists exactly the paths of `value` printed as JSON.

@@ -27,11 +27,11 @@ public final class Worker: Service, Sendable {
     private let logger: Logger
     private let eventStream: AsyncStream<WorkerEvent>
     private let eventContinuation: AsyncStream<WorkerEvent>.Continuation
-    /// Where ``stop()`` finds the running engine.
-    private let running = Mutex<Running?>(nil)
+    /// Where ``stop()`` and ``state(of:named:)`` find the running engine.
+    let running = Mutex<Running?>(nil)
 
     /// The engine's shell on its I/O thread, and the guard that watches that thread.
-    private struct Running: Sendable {
+    struct Running: Sendable {
         let shell: IOLoopBound<WorkerShell>
         let liveness: LivenessGuard
     }
