@@ -16,7 +16,8 @@ struct WorkerCommand: AsyncParsableCommand {
               city     waits for country; picks the country's default city; also city-update {"city":X}
               price    waits for city; prices the destination
               sleep    a probe for slow handlers: sleep.for {"ms":N} blocks the worker
-                       N ms (at most 600000); state {"sleeps":N,"ms":M}
+                       N ms (at most 600000), sleep.await {"ms":N} awaits as long in an async
+                       handler; state {"sleeps":N,"ms":M}
               crash    a test probe for handlers that trap: crash.run {"crash":true} kills
                        the worker (fatalError), {"crash":false} counts; state {"runs":N}
             after= replaces the kind's own dependencies; handles= limits it to some of its action types.

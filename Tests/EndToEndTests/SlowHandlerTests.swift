@@ -116,4 +116,27 @@ struct SlowHandlerTests {
         await client.close()
         await cluster.stop()
     }
+
+    /// An async handler (`sleep.await`, which suspends in `Task.sleep`) runs on a real worker: past the liveness
+    /// deadline (four 250 ms beats) and within the acknowledgement deadline, the worker is never written off, the
+    /// dispatch succeeds, and the next one runs after it, in order.
+    @Test func anAsyncHandlerRunsOnAWorkerAndIsJudgedByTheAckDeadline() async throws {
+        let cluster = try Cluster()
+        try cluster.startCoordinator()
+        try cluster.startWorker("w1", stores: ["sleep=sleep"])
+        let client = try await cluster.client()
+        try await cluster.waitUntilLive(1, client: client)
+        let awaited = try await client.dispatch(Action(SleepStore.sleepAwait, .init(ms: 2_500)), timeout: .seconds(20))
+        #expect(awaited.succeeded && awaited.outcomes.map(\.worker) == ["w1"], "\(awaited)\n\(cluster.allLogs())")
+        #expect(awaited.elapsedMicros >= 2_500_000, "it waited for the handler: \(awaited.elapsedMicros) µs")
+        #expect(!cluster.log("coordinator").contains("silent for"), "written off:\n\(cluster.log("coordinator"))")
+        let next = try await client.dispatch(Action(SleepStore.sleepAwait, .init(ms: 1)))
+        #expect(next.succeeded && next.sequence == awaited.sequence + 1, "\(next)")
+        let refused = try await client.dispatch(Action(SleepStore.sleepAwait, .init(ms: -1)))
+        #expect(refused.stores.first?.status == .failed && refused.stores.first?.error?.contains("sleep.await takes") == true)
+        let state = try Self.json(SleepStore.State.self, String(decoding: try await client.state(of: "sleep").state, as: UTF8.self))
+        #expect(state.sleeps == 2 && state.ms == 2_501, "\(state)")
+        await client.close()
+        await cluster.stop()
+    }
 }

@@ -9,6 +9,11 @@ package final class AnyStore {
     package let instance: AnyObject
 
     private let applyAction: (AnyAction, DispatchContext) throws -> Bool
+    private typealias AwaitAction = nonisolated(nonsending) (AnyAction, DispatchContext) async throws -> Bool
+    private let awaitAction: AwaitAction
+    private let asyncHandler: (String) -> Bool
+    /// Whether any of its handlers is async; false for most stores, which then never pay for asking per action.
+    package let hasAsyncHandlers: Bool
     private let currentOutput: () -> Value?
     private let encodeState: () throws -> [UInt8]
     private let keptDigest: () -> UInt64?
@@ -31,6 +36,12 @@ package final class AnyStore {
             if let handled, !handled.contains(action.name) { return false }
             return try S.handlers.handle(action, in: store, context: context)
         }
+        awaitAction = { action, context in
+            if let handled, !handled.contains(action.name) { return false }
+            return try await S.handlers.handle(action, in: store, context: context)
+        }
+        hasAsyncHandlers = S.handlers.hasAsyncHandlers
+        asyncHandler = { S.handlers.isAsync($0) }
         currentOutput = {
             let output = store.output()
             return isNothingPublished(output) ? nil : .value(output)
@@ -73,6 +84,24 @@ package final class AnyStore {
         let start = ContinuousClock.now
         do {
             let ran = try applyAction(action, context)
+            if ran { onHandled(.now - start) }
+            return ran
+        } catch {
+            onHandled(.now - start)
+            throw error
+        }
+    }
+
+    /// Whether the handler for actions of this name is async: it must be awaited (``applyAwaiting(_:context:)``).
+    package func isAsync(_ actionName: String) -> Bool { hasAsyncHandlers && asyncHandler(actionName) }
+
+    /// Runs the store's handler for `action`, awaiting it if it is async.
+    /// - Returns: whether a handler ran.
+    package nonisolated(nonsending) func applyAwaiting(_ action: AnyAction, context: DispatchContext) async throws -> Bool {
+        guard let onHandled else { return try await awaitAction(action, context) }
+        let start = ContinuousClock.now
+        do {
+            let ran = try await awaitAction(action, context)
             if ran { onHandled(.now - start) }
             return ran
         } catch {

@@ -11,7 +11,15 @@
 ///     }
 /// ```
 public struct Handlers<S: Store>: Sendable {
-    typealias Handler = @Sendable (S, AnyAction, DispatchContext) throws -> Void
+    /// A handler as it was given: one that returns at once, or one that may suspend.
+    enum Handler: Sendable {
+        case sync(@Sendable (S, AnyAction, DispatchContext) throws -> Void)
+        case async(Awaiting<AnyAction>)
+    }
+
+    /// An async handler's type. It runs in the caller's isolation (`nonisolated(nonsending)`): the store it changes
+    /// never leaves the domain that owns it.
+    public typealias Awaiting<A> = nonisolated(nonsending) @Sendable (S, A, DispatchContext) async throws -> Void
 
     private var table: [String: Handler] = [:]
     private var fallback: Handler?
@@ -25,11 +33,35 @@ public struct Handlers<S: Store>: Sendable {
         _ handler: @escaping @Sendable (S, Action<Payload>, DispatchContext) throws -> Void
     ) -> Handlers<S> {
         var copy = self
-        copy.table[type.name] = { store, action, context in
-            let payload = try action.payload(as: Payload.self)
-            try handler(store, Action(ActionType(action.name), payload, error: action.error), context)
+        copy.table[type.name] = .sync { store, action, context in
+            try handler(store, try Self.typed(action, as: type), context)
         }
         return copy
+    }
+
+    /// Adds an async handler for one action type: one that awaits (a file, a service) before it returns. It still
+    /// runs alone: the next store, and the next dispatch, wait for it. On a bus worker it runs as any handler does,
+    /// judged by the acknowledgement deadline; in process, ``Hub/dispatchAndWait(_:)`` runs it, and the synchronous
+    /// ``Hub/dispatch(_:)-(AnyAction)`` refuses an action that reaches it.
+    ///
+    /// ```swift
+    /// .on(Catalog.refresh) { store, action, _ in
+    ///     store.state.prices = try await PriceService.fetch(action.payload.skus)
+    /// }
+    /// ```
+    public func on<Payload>(
+        _ type: ActionType<Payload>,
+        _ handler: @escaping Awaiting<Action<Payload>>
+    ) -> Handlers<S> {
+        var copy = self
+        copy.table[type.name] = .async { store, action, context in
+            try await handler(store, try Self.typed(action, as: type), context)
+        }
+        return copy
+    }
+
+    private static func typed<Payload>(_ action: AnyAction, as type: ActionType<Payload>) throws -> Action<Payload> {
+        Action(ActionType(action.name), try action.payload(as: Payload.self), error: action.error)
     }
 
     /// Adds a handler for every action that has no handler of its own. A store with one declares to the bus that
@@ -38,7 +70,7 @@ public struct Handlers<S: Store>: Sendable {
         _ handler: @escaping @Sendable (S, AnyAction, DispatchContext) throws -> Void
     ) -> Handlers<S> {
         var copy = self
-        copy.fallback = handler
+        copy.fallback = .sync(handler)
         return copy
     }
 
@@ -53,13 +85,43 @@ public struct Handlers<S: Store>: Sendable {
         fallback != nil || table[actionName] != nil
     }
 
+    /// Whether the handler for actions of this name is async.
+    public func isAsync(_ actionName: String) -> Bool {
+        if case .async = table[actionName] ?? fallback { true } else { false }
+    }
+
+    /// Whether any handler is async.
+    public var hasAsyncHandlers: Bool {
+        table.values.contains { if case .async = $0 { true } else { false } }
+    }
+
     /// Runs the handler for `action`, if there is one.
     /// - Returns: whether a handler ran.
-    /// - Throws: whatever the handler throws, or ``StoreError`` when the payload does not fit.
+    /// - Throws: whatever the handler throws; ``StoreError`` when the payload does not fit, or (`asyncHandler`) when
+    ///   the handler is async and so cannot run here.
     @discardableResult
     func handle(_ action: AnyAction, in store: S, context: DispatchContext) throws -> Bool {
-        guard let handler = table[action.name] ?? fallback else { return false }
-        try handler(store, action, context)
+        switch table[action.name] ?? fallback {
+        case nil: return false
+        case .sync(let handler): try handler(store, action, context)
+        case .async: throw Self.asyncRefusal(action.name)
+        }
         return true
+    }
+
+    /// Runs the handler for `action`, if there is one, awaiting it if it is async.
+    @discardableResult
+    nonisolated(nonsending) func handle(_ action: AnyAction, in store: S, context: DispatchContext) async throws -> Bool {
+        switch table[action.name] ?? fallback {
+        case nil: return false
+        case .sync(let handler): try handler(store, action, context)
+        case .async(let handler): try await handler(store, action, context)
+        }
+        return true
+    }
+
+    static func asyncRefusal(_ actionName: String) -> StoreError {
+        StoreError(code: .asyncHandler, message: "store `\(S.name)`'s handler for `\(actionName)` is async: a synchronous "
+            + "dispatch cannot run it; dispatch with `try await hub.dispatchAndWait(action)`")
     }
 }

@@ -29,6 +29,8 @@ public final class Hub {
     private var cascadeQueue: [AnyAction] = []
     private var cascadeCount = 0
     private var pendingNotifications: [(store: String, error: ActionError?)] = []
+    /// Whether a registered store has an async handler: only then does a synchronous dispatch look for one.
+    private var hasAsyncHandlers = false
 
     /// Creates an empty hub.
     public init() {}
@@ -70,9 +72,15 @@ public final class Hub {
     /// Observers hear of each change once the whole dispatch is over, so they may dispatch again.
     /// - Returns: each store's outcome, with the cascaded dispatches' reports.
     /// - Throws: ``FluxError/dispatchInProgress`` when called from inside a handler (use the context's `dispatch`).
+    /// - Throws: ``StoreError`` (`asyncHandler`) when a store's handler for the action is async, before anything runs:
+    ///   dispatch it with ``dispatchAndWait(_:)``. (One an action dispatched from a handler reaches fails that store.)
     @discardableResult
     public func dispatch(_ action: AnyAction) throws -> DispatchReport {
         guard !dispatching else { throw FluxError.dispatchInProgress }
+        if hasAsyncHandlers, let store = ordered.first(where: { $0.handles(action.name) && $0.isAsync(action.name) }) {
+            throw StoreError(code: .asyncHandler, message: "store `\(store.name)`'s handler for `\(action.name)` is async: "
+                + "a synchronous dispatch cannot run it; dispatch with `try await hub.dispatchAndWait(action)`")
+        }
         dispatching = true
         cascadeCount = 0
         var report = run(action)
@@ -84,6 +92,45 @@ public final class Hub {
         return report
     }
 
+    /// Dispatches an action as ``dispatch(_:)-(AnyAction)`` does, awaiting each async handler before the next store
+    /// runs: stores still run one at a time, in dependency order, and the next dispatch waits for this one.
+    /// - Throws: ``FluxError/dispatchInProgress`` when a dispatch is already running, synchronous or awaiting.
+    @discardableResult
+    public nonisolated(nonsending) func dispatchAndWait(_ action: AnyAction) async throws -> DispatchReport {
+        guard !dispatching else { throw FluxError.dispatchInProgress }
+        dispatching = true
+        defer { dispatching = false }
+        cascadeCount = 0
+        var report = await runAwaiting(action)
+        while !cascadeQueue.isEmpty {
+            report.cascades.append(await runAwaiting(cascadeQueue.removeFirst()))
+        }
+        dispatching = false
+        deliverNotifications()
+        return report
+    }
+
+    /// Dispatches a typed action, awaiting async handlers. See ``dispatchAndWait(_:)-(AnyAction)``.
+    @discardableResult
+    public nonisolated(nonsending) func dispatchAndWait<Payload>(_ action: Action<Payload>) async throws -> DispatchReport {
+        try await dispatchAndWait(AnyAction(action))
+    }
+
+    private nonisolated(nonsending) func runAwaiting(_ action: AnyAction) async -> DispatchReport {
+        sequence += 1
+        var run = HubRun(action, sequence: sequence, stores: ordered)
+        while let (store, context) = run.next(cascade: { [unowned self] in try self.enqueueCascade($0) }) {
+            do {
+                _ = try await store.applyAwaiting(action, context: context)
+                run.finished(store, throwing: nil)
+            } catch {
+                run.finished(store, throwing: error)
+            }
+        }
+        pendingNotifications += run.notifications
+        return run.report
+    }
+
     private func add(_ stores: [AnyStore]) throws(GraphError) {
         graph = try graph.adding(stores.map { DependencyGraph.Node(name: $0.name, dependsOn: $0.dependencies) })
         for store in stores {
@@ -91,49 +138,22 @@ public final class Hub {
             storesByType[ObjectIdentifier(type(of: store.instance))] = store
         }
         ordered = graph.order.compactMap { storesByName[$0] }
+        hasAsyncHandlers = ordered.contains { $0.hasAsyncHandlers }
     }
 
     private func run(_ action: AnyAction) -> DispatchReport {
         sequence += 1
-        var outputs: [String: Value] = [:]
-        var outcomes: [StoreOutcome] = []
-        var participants: [AnyStore] = []
-        var plan: [DependencyExecution.Step] = []
-        participants.reserveCapacity(ordered.count)
-        plan.reserveCapacity(ordered.count)
-        for store in ordered where store.handles(action.name) {
-            participants.append(store)
-            plan.append(.init(store: store.name, waitsFor: store.dependencies))
-        }
-        var execution = DependencyExecution(plan)
-        while let ready = execution.nextRunnable() {
-            let store = participants[ready.index]
-            if let blocker = ready.blockedBy {
-                execution.record(store.name, .skipped(blocker.reason))
-                outcomes.append(StoreOutcome(store: store.name, status: .skipped(blocker.reason)))
-                continue
-            }
-            let context = DispatchContext(
-                sequence: sequence,
-                store: store.name,
-                dependencies: store.dependencies,
-                outputs: outputs,
-                cascade: { [unowned self] in try self.enqueueCascade($0) }
-            )
+        var run = HubRun(action, sequence: sequence, stores: ordered)
+        while let (store, context) = run.next(cascade: { [unowned self] in try self.enqueueCascade($0) }) {
             do {
                 _ = try store.apply(action, context: context)
-                if let output = store.output() { outputs[store.name] = output }
-                execution.record(store.name, .ok)
-                outcomes.append(StoreOutcome(store: store.name, status: .ok))
-                pendingNotifications.append((store.name, action.error))
+                run.finished(store, throwing: nil)
             } catch {
-                let failure = ActionError(describing: error)
-                execution.record(store.name, .failed(failure.message))
-                outcomes.append(StoreOutcome(store: store.name, status: .failed(failure.message)))
-                pendingNotifications.append((store.name, failure))
+                run.finished(store, throwing: error)
             }
         }
-        return DispatchReport(sequence: sequence, action: action.name, outcomes: outcomes)
+        pendingNotifications += run.notifications
+        return run.report
     }
 
     private func enqueueCascade(_ action: AnyAction) throws {

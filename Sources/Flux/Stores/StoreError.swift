@@ -13,6 +13,9 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let cascadeLimit = Code(description: "cascade limit")
         /// A state could not be restored from its encoded form.
         public static let stateDecoding = Code(description: "state decoding")
+        /// An async handler was reached by a synchronous dispatch (``Hub/dispatch(_:)-(AnyAction)``): dispatch with
+        /// ``Hub/dispatchAndWait(_:)`` instead.
+        public static let asyncHandler = Code(description: "async handler")
     }
 
     /// What kind of problem occurred.

@@ -119,6 +119,7 @@ public final class Worker: Service, Sendable {
                     path: HandlerCrashMarker.path(worker: configuration.id, directory: configuration.dataDirectory),
                     stores: engine.stores.map(\.name))
                 engine.crashMarker = marker
+                engine.awaitHandler = AwaitedHandler.run
                 engine.previousCrash = marker?.report
                 if let crash = marker?.report {
                     logger.error("the previous process of this worker died in a store's handler; the coordinator counts it", metadata: [

@@ -116,7 +116,11 @@ extension WorkerEngine {
         crashMarker?.arm(store: storeIndexes[store.name]!, sequence: dispatch.sequence)
         defer { crashMarker?.disarm() }
         do {
-            _ = try store.apply(dispatch.action, context: context)
+            if store.hasAsyncHandlers, store.isAsync(dispatch.action.name), let awaitHandler {
+                _ = try awaitHandler(store, dispatch.action, context)
+            } else {
+                _ = try store.apply(dispatch.action, context: context)
+            }
         } catch {
             status = .failed
             message = Self.truncated(ActionError(describing: error).message)

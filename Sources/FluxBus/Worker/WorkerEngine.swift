@@ -57,6 +57,9 @@ final class WorkerEngine {
     /// The log chain at ``lastApplied``, computed from every dispatch applied since sequence 1 (docs/PROTOCOL.md,
     /// appendix D); nil once a snapshot replaced part of that history. HELLO reports it.
     var chain: UInt64? = 0
+    /// Runs an async handler to its end (the shell's ``AwaitedHandler``); nil, as in the simulator, fails such a
+    /// handler's store with `StoreError.asyncHandler`.
+    var awaitHandler: ((AnyStore, AnyAction, DispatchContext) throws -> Bool)?
     /// Armed around every handler, so that a process a handler kills leaves word of it; nil keeps none.
     var crashMarker: (any HandlerCrashMarking)?
     /// The handler the previous process of this worker died in, reported in every HELLO of this one.
