@@ -67,6 +67,16 @@ struct InProcessGuideTests {
         #expect(example.emptyCheckout.description == "#8 cart.checkout: cart failed (the cart is empty), audit ok")
     }
 
+    @Test("part 2: an async handler is awaited by dispatchAndWait and refused by the synchronous dispatch")
+    func asyncHandler() async throws {
+        let example = try await asyncHandlerExample()
+        #expect(example.quoted.description == "#1 quote.request: quotes ok")
+        #expect(example.refusal == "store `quotes`'s handler for `quote.request` is async: a synchronous dispatch "
+            + "cannot run it; dispatch with `try await hub.dispatchAndWait(action)`")
+        #expect(example.failed.description == "#2 quote.request: quotes failed (no price for plum)")
+        #expect(example.quotes == ["apple": 6], "the refused dispatch ran nothing")
+    }
+
     @Test("part 6: subscribe with old and new; a subscription ends when cancelled or dropped")
     func reduxSubscribe() throws {
         let example = try reduxSubscribeExample()
