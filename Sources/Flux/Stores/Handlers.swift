@@ -1,6 +1,6 @@
 /// A store's map from action names to handlers, in place of one big switch.
 ///
-/// Build it once, as a static property, with ``on(_:_:)``:
+/// Build it once, as a static property, with ``on(_:_:)-(_,(S,Action<Payload>,DispatchContext)->Void)``:
 ///
 /// ```swift
 /// static let handlers = Handlers<CityStore>()
@@ -41,7 +41,7 @@ public struct Handlers<S: Store>: Sendable {
 
     /// Adds an async handler for one action type: one that awaits (a file, a service) before it returns. It still
     /// runs alone: the next store, and the next dispatch, wait for it. On a bus worker it runs as any handler does,
-    /// judged by the acknowledgement deadline; in process, ``Hub/dispatchAndWait(_:)`` runs it, and the synchronous
+    /// judged by the acknowledgement deadline; in process, ``Hub/dispatchAndWait(_:)-(AnyAction)`` runs it, and the synchronous
     /// ``Hub/dispatch(_:)-(AnyAction)`` refuses an action that reaches it.
     ///
     /// ```swift

@@ -73,7 +73,7 @@ public final class Hub {
     /// - Returns: each store's outcome, with the cascaded dispatches' reports.
     /// - Throws: ``FluxError/dispatchInProgress`` when called from inside a handler (use the context's `dispatch`).
     /// - Throws: ``StoreError`` (`asyncHandler`) when a store's handler for the action is async, before anything runs:
-    ///   dispatch it with ``dispatchAndWait(_:)``. (One an action dispatched from a handler reaches fails that store.)
+    ///   dispatch it with ``dispatchAndWait(_:)-(AnyAction)``. (One an action dispatched from a handler reaches fails that store.)
     @discardableResult
     public func dispatch(_ action: AnyAction) throws -> DispatchReport {
         guard !dispatching else { throw FluxError.dispatchInProgress }

@@ -14,7 +14,7 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
         /// A state could not be restored from its encoded form.
         public static let stateDecoding = Code(description: "state decoding")
         /// An async handler was reached by a synchronous dispatch (``Hub/dispatch(_:)-(AnyAction)``): dispatch with
-        /// ``Hub/dispatchAndWait(_:)`` instead.
+        /// ``Hub/dispatchAndWait(_:)-(AnyAction)`` instead.
         public static let asyncHandler = Code(description: "async handler")
     }
 
