@@ -40,4 +40,26 @@ struct PoisonScenarioTests {
         #expect(recorded.contains { $0.store == SimLedger.name && $0.status == .poisoned }, "\(recorded)")
         #expect(!recorded.contains { $0.store == SimLedger.name && $0.status == .unknown }, "\(recorded)")
     }
+
+    /// Only w1's ledger traps on the id (its own build or environment); w2's applies it. The coordinator must not mark
+    /// it poisoned, since skipping it on w1 would make w1 differ from w2: w1 crash-loops, loudly, and w2 goes on. Once
+    /// w1 is fixed it catches up, applies the id, and the replicas agree.
+    @Test func aCrashOfOneReplicaOnlyIsNeverPoisoned() {
+        let cluster = SimCluster(seed: 21, faults: .nothing, actionsPerClient: 10)
+        cluster.trapsOnlyOn = [0]
+        cluster.ledgerTraps = [5]
+        cluster.run(until: 40_000_000) { $0.handlerTraps >= 5 }
+        #expect(cluster.handlerTraps >= 5, "w1 kept crashing: \(cluster.handlerTraps)")
+        #expect(cluster.checker.violation == nil, "\(cluster.checker.violation ?? "")")
+        #expect(cluster.disk.poison.isEmpty, "\(cluster.disk.poison)")
+        #expect((cluster.coordinator?.handlerCrashes.worst(of: SimLedger.name)?.count ?? 0) >= 3, "the bound was reached, and refused")
+        #expect(ScenarioTests.ledger(cluster, 1)?.contains(5) == true, "w2 applied the id")
+
+        cluster.ledgerTraps = []   // w1 is fixed
+        #expect(ScenarioTests.settle(cluster, within: 60), "\(cluster.checker.recentSteps.suffix(12))")
+        #expect(cluster.checker.violation == nil, "\(cluster.checker.violation ?? "")")
+        #expect(cluster.disk.poison.isEmpty)
+        #expect(ScenarioTests.ledger(cluster, 0) == ScenarioTests.ledger(cluster, 1))
+        #expect(ScenarioTests.ledger(cluster, 0)?.contains(5) == true)
+    }
 }

@@ -30,7 +30,8 @@ extension SimCluster {
         engine.previousCrash = workers[index].lastCrash
         workers[index].lastCrash = nil
         let marker = SimCrashMarker(names: engine.stores.map(\.name)) { [unowned self] store, sequence in
-            !ledgerTraps.isEmpty && store == SimLedger.name && checker.order[sequence].map(ledgerTraps.contains) == true
+            !ledgerTraps.isEmpty && trapsOnlyOn.map { $0.contains(index) } != false && store == SimLedger.name
+                && checker.order[sequence].map(ledgerTraps.contains) == true
         }
         engine.crashMarker = marker
         workers[index].crashMarker = marker

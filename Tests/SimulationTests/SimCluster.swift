@@ -68,8 +68,11 @@ final class SimCluster {
     var busyStops = 0
     /// The ids the ledger's handler traps on (a poison action), and how many processes died of it.
     var ledgerTraps: Set<UInt32> = [] {
-        didSet { checker.ledgerTraps(on: ledgerTraps) }
+        didSet { checker.ledgerTraps(on: trapsOnlyOn == nil ? ledgerTraps : []) }
     }
+    /// The workers whose ledger traps, when not all of them do (a crash of one worker's own, its build or its
+    /// environment): then the others apply the id, and the model keeps it. Set it before ``ledgerTraps``.
+    var trapsOnlyOn: Set<Int>?
     var handlerTraps = 0
     var faults: FaultPlan
     let checker: SimChecker

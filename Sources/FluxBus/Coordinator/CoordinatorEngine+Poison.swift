@@ -27,6 +27,8 @@ extension CoordinatorEngine {
             // Its outcome is not recorded yet: the first report after it completes marks it.
             return logger.warning("not marked poisoned yet: the action is still in flight", metadata: metadata)
         }
+        // Its completion may still wait in the log's buffer.
+        flushLog()
         guard key.sequence >= log.oldestRetained,
             let entry = try? log.entries(in: key.sequence...key.sequence, maximum: 1).first
         else {
@@ -42,15 +44,22 @@ extension CoordinatorEngine {
             details["recorded"] = "\(recorded.status)"
             return logger.error("not marked poisoned: a replica of the store reported the action, so skipping it would make the crashing replica diverge; fix the handler or that worker", metadata: details)
         }
+        if let ahead = stateBeyond(key) {
+            // A replica reported it late, or a snapshot holds it: the recorded outcome says no more than unknown.
+            var details = metadata
+            details["appliedBy"] = "\(ahead)"
+            return logger.error("not marked poisoned: a state of the store already includes the action, so skipping it would make the crashing replica diverge; fix the handler or that worker", metadata: details)
+        }
         let mark = PoisonMark(
             sequence: key.sequence, store: key.store,
             reason: "poisoned: its handler crashed workers \(tally.summary); every replica skips it")
         log.recordPoison(mark)
         handlerCrashes.forget(key)
-        flushLog()
         for requestID in unknownOutcomes.resolveAll(sequence: key.sequence, store: key.store) {
             rewriteAnswer(requestID, sequence: key.sequence) { $0.poisoning(mark) }
         }
+        // Before the WELCOME that follows: the worker's catch-up reads the mark.
+        flushLog()
         logger.critical("action marked poisoned for a store: no replica of it runs the action from now on", metadata: metadata.merging([
             "reason": "\(mark.reason)", "see": "fluxbus tail --from \(key.sequence) --count 1",
         ]) { $1 })
@@ -60,6 +69,16 @@ extension CoordinatorEngine {
     /// `--lost-dependency run`. Only then can no replica hold the action's effects.
     static func noReplicaApplied(_ recorded: StoreOutput) -> Bool {
         recorded.status == .unknown || (recorded.status == .ok && recorded.output == nil && recorded.message.hasPrefix("lost ("))
+    }
+
+    /// Who holds a state of the store that includes the action: a replica the coordinator knows (whatever its standing)
+    /// that applied it, or the store's snapshot; nil when none does.
+    private func stateBeyond(_ key: HandlerCrashes.Key) -> String? {
+        for worker in membership.workers.values where worker.hosts(key.store) {
+            if max(worker.lastApplied, worker.digests[key.store]?.sequence ?? 0) >= key.sequence { return "worker \(worker.id)" }
+        }
+        if let snapshot = log.snapshots[key.store], snapshot.sequence >= key.sequence { return "the snapshot at #\(snapshot.sequence)" }
+        return nil
     }
 
     /// The poison marks of the entries `first…last`, for a REPLAY.
