@@ -106,6 +106,8 @@ let package = Package(
         // The codec's libFuzzer harness (`make fuzz` builds it with -sanitize=fuzzer -DFUZZING); without FUZZING, a
         // runner that replays corpus files through the same checks.
         .executableTarget(name: "CodecFuzzer", dependencies: ["FluxBusProtocol"]),
+        // The in-process workloads with a synchronous main, for callgrind (scripts/instruction-counts.sh).
+        .executableTarget(name: "FluxInstructions", dependencies: ["FluxBusTools"]),
 
         .testTarget(name: "FluxTests", dependencies: ["Flux", "FluxStores"]),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),

@@ -17,9 +17,13 @@
 /// A dispatch writes two marks per callback. In an array each write checks uniqueness and bounds; here it is a plain
 /// store. Callers keep indices below `count`, which the dispatcher guarantees by reading slots only at indices it
 /// took from this table during the same dispatch (nothing is removed until a dispatch ends).
+///
+/// Its two properties skip Swift's dynamic exclusivity checks, which callgrind showed were a third of the work a
+/// dispatch adds to its callbacks (four checks, about 300 instructions, per dispatch): every access is one statement
+/// that calls nothing, so no two can overlap, and the table is confined to its dispatcher's isolation domain.
 @usableFromInline final class SlotTable {
-    @usableFromInline private(set) var base: UnsafeMutablePointer<DispatcherSlot>
-    @usableFromInline private(set) var count = 0
+    @exclusivity(unchecked) @usableFromInline private(set) var base: UnsafeMutablePointer<DispatcherSlot>
+    @exclusivity(unchecked) @usableFromInline private(set) var count = 0
     private var capacity: Int
 
     @usableFromInline init() {

@@ -29,9 +29,27 @@ public enum InProcessBenchmarks {
         }
     }
 
+    /// A workload and its floor: each runs `count` operations. The timing benchmark and `flux-instructions` (which
+    /// counts instructions under callgrind) run the same ones.
+    public struct Workload {
+        public let run: (Int) throws -> Void
+        public let floor: (Int) throws -> Void
+        /// Whether the work happened (the optimiser kept it): check after running.
+        public let didWork: () -> Bool
+    }
+
+    /// The workloads, by scenario name.
+    public static func workload(_ scenario: String) -> Workload? {
+        switch scenario {
+        case "dispatcher": dispatcherWorkload()
+        case "redux": reduxWorkload()
+        default: nil
+        }
+    }
+
     /// One `dispatch` to 11 callbacks, one of which calls `waitFor` on another, against the same 11 closures called
-    /// from an array. Target: at most 1.5 times the floor.
-    static func dispatcher(_ settings: Settings) throws -> BenchmarkResult {
+    /// from an array.
+    static func dispatcherWorkload() -> Workload {
         let sink = Sink()
         // One factory makes every closure, so the dispatcher and the floor call the same bodies through the same
         // number of layers.
@@ -54,16 +72,22 @@ public enum InProcessBenchmarks {
                 if weight == 9 { waitList.tokens = [token] }
             }
         }
+        return Workload(
+            run: { count in for payload in 0..<count { try dispatcher.dispatch(payload) } },
+            floor: { count in
+                for payload in 0..<count {
+                    for closure in floorClosures { closure(payload) }
+                }
+            },
+            didWork: { sink.total != 0 })
+    }
 
-        let measured = try measure(settings) { count in
-            for payload in 0..<count { try dispatcher.dispatch(payload) }
-        }
-        let floor = try measure(settings) { count in
-            for payload in 0..<count {
-                for closure in floorClosures { closure(payload) }
-            }
-        }
-        precondition(sink.total != 0)
+    /// Target: at most 1.5 times the floor.
+    static func dispatcher(_ settings: Settings) throws -> BenchmarkResult {
+        let workload = dispatcherWorkload()
+        let measured = try measure(settings, workload.run)
+        let floor = try measure(settings, workload.floor)
+        precondition(workload.didWork())
         return BenchmarkResult(
             scenario: "dispatcher", operation: "one dispatch to 11 callbacks, one waiting for another",
             nanosPerOperation: measured, floorNanosPerOperation: floor,
@@ -76,7 +100,7 @@ public enum InProcessBenchmarks {
 
     /// One Redux dispatch through three middlewares, a reducer and ten subscribers, against the same middleware
     /// bodies, reducer and subscribers called directly.
-    static func redux(_ settings: Settings) throws -> BenchmarkResult {
+    static func reduxWorkload() -> Workload {
         let sink = Sink()
         let middlewareWork: [(Int) -> Void] = (1...3).map { weight in { sink.total &+= $0 &* weight } }
         let reducer: (Int, Int) -> Int = { state, amount in state &+ amount }
@@ -91,21 +115,26 @@ public enum InProcessBenchmarks {
         let store = ReduxStore(state: 0, reducer: { state, action in reducer(state, (action as! Add).amount) },
                                middleware: middleware)
         let subscriptions = subscribers.map { subscriber in store.subscribe(subscriber) }
+        let floorState = Sink()
+        return Workload(
+            run: { count in for amount in 0..<count { try store.dispatch(Add(amount: amount | 1)) } },
+            floor: { count in
+                for amount in 0..<count {
+                    let amount = amount | 1
+                    for body in middlewareWork { body(amount) }
+                    let old = floorState.total
+                    floorState.total = reducer(floorState.total, amount)
+                    for subscriber in subscribers { subscriber(old, floorState.total) }
+                }
+            },
+            didWork: { sink.total != 0 && subscriptions.count == 10 })
+    }
 
-        let measured = try measure(settings) { count in
-            for amount in 0..<count { try store.dispatch(Add(amount: amount | 1)) }
-        }
-        var state = 0
-        let floor = try measure(settings) { count in
-            for amount in 0..<count {
-                let amount = amount | 1
-                for body in middlewareWork { body(amount) }
-                let old = state
-                state = reducer(state, amount)
-                for subscriber in subscribers { subscriber(old, state) }
-            }
-        }
-        precondition(sink.total != 0 && subscriptions.count == 10)
+    static func redux(_ settings: Settings) throws -> BenchmarkResult {
+        let workload = reduxWorkload()
+        let measured = try measure(settings, workload.run)
+        let floor = try measure(settings, workload.floor)
+        precondition(workload.didWork())
         return BenchmarkResult(
             scenario: "redux", operation: "one dispatch through 3 middlewares, a reducer and 10 subscribers",
             nanosPerOperation: measured, floorNanosPerOperation: floor,

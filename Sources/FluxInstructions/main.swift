@@ -1,0 +1,27 @@
+import FluxBusTools
+import Foundation
+
+// flux-instructions SCENARIO COUNT [floor]: runs an in-process workload COUNT times, synchronously, and exits.
+//
+// For callgrind, which counts instructions where timings on a shared VM swing 2×: `scripts/instruction-counts.sh`
+// runs it with COUNT 0 and COUNT N, for the workload and its floor, and divides. It has a synchronous main on
+// purpose: valgrind (3.19 and 3.24) crashes in libdispatch's signal thread, which an async main (dispatch_main)
+// turns the main thread into.
+let arguments = CommandLine.arguments.dropFirst()
+guard arguments.count >= 2, let workload = InProcessBenchmarks.workload(String(arguments.first!)),
+    let count = Int(arguments.dropFirst().first!), count >= 0
+else {
+    print("usage: flux-instructions dispatcher|redux COUNT [floor]")
+    exit(2)
+}
+let floor = arguments.dropFirst(2).first == "floor"
+do {
+    try (floor ? workload.floor : workload.run)(count)
+} catch {
+    print("flux-instructions: \(error)")
+    exit(1)
+}
+if count > 0, !workload.didWork() {
+    print("flux-instructions: the workload did no work")
+    exit(1)
+}
