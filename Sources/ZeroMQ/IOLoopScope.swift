@@ -64,8 +64,8 @@ public final class IOLoopScope {
     /// a busy one.
     private var justWaited = false
 
-    /// An unconnected socket that is always polled, never readable: when the context is shut down, polling it
-    /// fails with ETERM, so the loop stops even if it serves no socket of its own. `nil` if the context was
+    /// An unconnected socket that is always watched, never readable: when the context is shut down, its descriptor
+    /// fires and asking it fails with ETERM, so the loop stops even if it serves no socket of its own. `nil` if the context was
     /// already shut down when the loop started, which stops the loop at once.
     private let sentinel: ZMQSocket?
 
@@ -221,6 +221,7 @@ public final class IOLoopScope {
             // An earlier handler in this round may have removed or closed it.
             guard registration.isActive, !registration.socket.isClosed else { continue }
             perform { try registration.onReadable(registration.socket) }
+            readiness.served(index)
         }
     }
 

@@ -69,6 +69,13 @@ struct SocketReadiness {
         return ready
     }
 
+    /// The handler of the socket at `index` ran: ask it again unless its last call was a receive that found nothing.
+    /// A handler that left the socket alone would otherwise never be called again for what is still waiting in it
+    /// (`ZMQ_FD` does not fire twice for the same message); a level-triggered loop calls it again at once.
+    mutating func served(_ index: Int) {
+        watched[index].askedAt = nil
+    }
+
     /// Waits until a descriptor is readable or `timeout` passes, and notes which sockets' descriptors fired.
     ///
     /// A signal does not end the wait early: it resumes with the time that is left.

@@ -52,6 +52,38 @@ struct IOLoopBudgetTests {
         #expect(queries <= echoes + 10, "one ZMQ_EVENTS per message, \(echoes) messages: \(queries)")
         await loop.shutdown()
     }
+
+    /// The loop waits on edge-triggered descriptors, yet stays level-triggered for handlers: one that returns without
+    /// receiving is called again at once for the message still waiting, with no new command to make its descriptor
+    /// fire (the sender stays open; the jobs that look touch neither socket).
+    @Test func aHandlerThatLeftItsMessageIsCalledAgain() async throws {
+        let loop = try IOLoop(context: try ZMQContext(), name: "test-level")
+        let endpoint = uniqueInprocEndpoint()
+        let state = try await loop.run { scope in
+            let pull = try scope.socket(.pull)
+            try pull.bind(endpoint)
+            let push = try scope.socket(.push)
+            try push.connect(endpoint)
+            let state = IOLoopBound((push: push, calls: 0, received: [String]()), scope: scope)
+            scope.add(pull) { socket in
+                state.value.calls += 1
+                guard state.value.calls > 1 else { return }  // the first call leaves the message where it is
+                while let frames = try socket.tryReceive() { state.value.received += strings(frames)! }
+            }
+            return state
+        }
+        try await loop.run { _ in try state.value.push.send(bytes("only one")) }
+        let deadline = ContinuousClock.now.advanced(by: patience)
+        var outcome = (calls: 0, received: [String]())
+        while ContinuousClock.now < deadline {
+            outcome = try await loop.run { _ in (state.value.calls, state.value.received) }
+            if !outcome.received.isEmpty { break }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(outcome.received == ["only one"])
+        #expect(outcome.calls == 2)
+        await loop.shutdown()
+    }
 }
 
 extension IOLoop {
