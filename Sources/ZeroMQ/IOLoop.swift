@@ -7,7 +7,7 @@ import Glibc
 import Darwin
 #endif
 
-/// One dedicated thread that owns a set of sockets and timers and serves them with `zmq_poll`.
+/// One dedicated thread that owns a set of sockets and timers and serves them, waiting in `poll(2)` on their `ZMQ_FD`s.
 ///
 /// ZeroMQ sockets must stay on one thread, and no blocking ZeroMQ call may run on Swift's small cooperative thread
 /// pool. An `IOLoop` gives each process that thread. Everything that touches its sockets runs there:
@@ -187,7 +187,7 @@ public final class IOLoop: Sendable {
     /// Takes the queued jobs, and whether the loop is stopping; `nil` once it is stopping and no job is left, which
     /// ends the loop.
     ///
-    /// This consumes the wake-up, so a stopping loop must not block in `zmq_poll` afterwards: nothing would wake it.
+    /// This consumes the wake-up, so a stopping loop must not block in its wait afterwards: nothing would wake it.
     func takeJobs() -> (jobs: [Job], isStopping: Bool)? {
         shared.withLock { shared in
             if shared.wakePending {

@@ -54,15 +54,18 @@ public final class IOLoopScope {
     private var registrations: [Registration] = []
     private var timers: [ScheduledTimer] = []
     private var createdSockets: [WeakSocket] = []
-    private var poller = ZMQPoller()
-    /// The registrations behind the poller's items from `firstPolledItem` on, as of the last rebuild; the items
-    /// before are the wake pipe and the sentinel.
+    private var readiness = SocketReadiness()
+    /// The registrations behind the watched sockets from index 1 on, as of the last rebuild; index 0 is the sentinel.
     private var polled: [Registration] = []
-    private var firstPolledItem = 0
-    private var pollerIsStale = true
+    private var firstPolledIndex = 1
+    private var watchIsStale = true
+    /// Whether the previous iteration waited. Handlers found ready right after a wait run at once; after a busy
+    /// iteration, the next one first checks every descriptor (without waiting), so that no socket starves behind
+    /// a busy one.
+    private var justWaited = false
 
-    /// An unconnected socket that is always polled, never readable: when the context is shut down, polling it
-    /// fails with ETERM, so the loop stops even if it serves no socket of its own. `nil` if the context was
+    /// An unconnected socket that is always watched, never readable: when the context is shut down, its descriptor
+    /// fires and asking it fails with ETERM, so the loop stops even if it serves no socket of its own. `nil` if the context was
     /// already shut down when the loop started, which stops the loop at once.
     private let sentinel: ZMQSocket?
 
@@ -97,7 +100,7 @@ public final class IOLoopScope {
             return
         }
         registrations.append(Registration(socket: socket, onReadable: onReadable))
-        pollerIsStale = true
+        watchIsStale = true
     }
 
     /// Stops serving `socket`; it stays open.
@@ -133,16 +136,27 @@ public final class IOLoopScope {
 
     /// Runs timers, jobs and socket handlers until the loop is asked to stop (or its context is shut down) and no
     /// queued job is left.
+    ///
+    /// One wait per wake-up: it asks the sockets that can have changed whether they are readable (see
+    /// ``SocketReadiness``), and only when none is does it wait, for the time to the next timer. The wake pipe is
+    /// only there to end a wait; `takeJobs` reads its flag, not the pipe, on every iteration.
     func runUntilStopped() {
         while true {
             fireDueTimers()
             guard let (jobs, isStopping) = loop.takeJobs() else { return }
             for job in jobs { perform { try job(self) } }
             do {
-                rebuildPollerIfNeeded()
-                // Stopping: serve what is ready, then come back for the remaining jobs without waiting.
-                let ready = try poller.poll(timeout: isStopping ? .zero : timeToNextTimer())
-                if ready > 0 { dispatchReadable() }
+                try rebuildWatchIfNeeded()
+                let ready = try readiness.readable()
+                if ready.isEmpty || !justWaited {
+                    // Stopping: serve what is ready, then come back for the remaining jobs without waiting.
+                    try readiness.wait(timeout: !ready.isEmpty || isStopping ? .zero : timeToNextTimer())
+                    justWaited = true
+                    // What the wait found is asked about, and served, in the next iteration, after timers and jobs.
+                    if ready.isEmpty { continue }
+                }
+                justWaited = false
+                dispatch(ready)
             } catch {
                 // ETERM: the context was shut down, so no socket can work any more; any other error would repeat
                 // on every iteration. Either way, stop after the queued jobs instead of spinning.
@@ -151,6 +165,12 @@ public final class IOLoopScope {
             }
         }
     }
+
+    /// How often the loop waited (`poll(2)`, blocking or not) and asked a socket for `ZMQ_EVENTS`, so far: each costs
+    /// at least one syscall, and a test holds the loop to its budget per message with them (issue 17). Read it on
+    /// the loop's thread.
+    public var waits: Int { readiness.waits }
+    public var readinessQueries: Int { readiness.queries }
 
     /// Closes every socket the loop served or created, and drops all handlers and timers (breaking any reference
     /// cycle through them).
@@ -165,25 +185,24 @@ public final class IOLoopScope {
         createdSockets.removeAll()
         timers.removeAll()
         polled.removeAll()
-        poller.removeAll()
+        readiness = SocketReadiness()
     }
 
     private func perform(_ body: () throws -> Void) {
         do { try body() } catch { loop.onError(error) }
     }
 
-    private func rebuildPollerIfNeeded() {
+    private func rebuildWatchIfNeeded() throws(ZMQError) {
         if registrations.contains(where: { $0.socket.isClosed }) {
             unregister { $0.socket.isClosed }
         }
-        guard pollerIsStale else { return }
-        poller.removeAll()
-        poller.add(fileDescriptor: loop.wakePipe.readEnd, events: .readable)
-        if let sentinel { poller.add(sentinel, events: .readable) }
-        firstPolledItem = poller.count
-        for registration in registrations { poller.add(registration.socket, events: .readable) }
+        guard watchIsStale else { return }
+        // With no sentinel the loop is stopping already; watching only the pipe is enough for that.
+        let sockets = (sentinel.map { [$0] } ?? []) + registrations.map(\.socket)
+        try readiness.watch(plain: [loop.wakePipe.readEnd], sockets: sockets)
         polled = registrations
-        pollerIsStale = false
+        firstPolledIndex = sentinel == nil ? 0 : 1
+        watchIsStale = false
     }
 
     private func unregister(where matches: (Registration) -> Bool) {
@@ -192,14 +211,17 @@ public final class IOLoopScope {
             registration.isActive = false
             return true
         }
-        pollerIsStale = true
+        watchIsStale = true
     }
 
-    private func dispatchReadable() {
-        for (offset, registration) in polled.enumerated() where poller[firstPolledItem + offset].contains(.readable) {
+    /// Runs the handlers of the ready sockets; `ready` are indices among the watched sockets.
+    private func dispatch(_ ready: [Int]) {
+        for index in ready where index >= firstPolledIndex {
+            let registration = polled[index - firstPolledIndex]
             // An earlier handler in this round may have removed or closed it.
             guard registration.isActive, !registration.socket.isClosed else { continue }
             perform { try registration.onReadable(registration.socket) }
+            readiness.served(index)
         }
     }
 

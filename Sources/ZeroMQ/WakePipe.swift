@@ -4,7 +4,7 @@ import Glibc
 import Darwin
 #endif
 
-/// The pipe that wakes an ``IOLoop`` out of `zmq_poll` when work is queued.
+/// The pipe that wakes an ``IOLoop`` out of its wait when work is queued.
 ///
 /// A plain pipe rather than an `inproc://` PAIR: writing to it is thread-safe without a lock around a ZeroMQ
 /// socket, and it keeps working after the context was shut down, so a stopping loop can always be woken.

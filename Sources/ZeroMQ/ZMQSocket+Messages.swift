@@ -122,6 +122,7 @@ extension ZMQSocket {
                 // zmq_msg_recv releases the previous frame's content before filling the message again.
                 try call("receive frame \(frames.count + 1) on \(type) socket") { zmq_msg_recv(&message, $0, flags) }
             } catch where error.isWouldBlock && frames.isEmpty {
+                noteDrained()
                 return nil
             }
             // A ROUTER makes up the routing-id frame itself, so it carries no peer metadata: take the properties

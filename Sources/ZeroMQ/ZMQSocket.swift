@@ -28,6 +28,16 @@ public final class ZMQSocket {
     public let context: ZMQContext
     /// The libzmq `void *` socket, or `nil` once closed.
     private(set) var handle: UnsafeMutableRawPointer?
+    /// The libzmq calls made on the socket so far. Any of them may take the commands waiting in the socket's mailbox,
+    /// and with them the signal of its `ZMQ_FD`; an ``IOLoop`` reads this to know which sockets to ask again.
+    private(set) var operations: UInt64 = 0
+    /// ``operations`` just after the last receive that found nothing (`EAGAIN`). libzmq processed every command
+    /// waiting in the mailbox first, so while no other call follows, the socket is known unreadable and its `ZMQ_FD`
+    /// fires for whatever comes next: as good as a `ZMQ_EVENTS`, at no cost.
+    private(set) var drainedAt: UInt64?
+
+    /// Notes that the receive just made found nothing; see ``drainedAt``.
+    func noteDrained() { drainedAt = operations }
 
     /// Creates a socket of `type` in `context` and applies the context's ``ZMQContext/defaultLinger``.
     ///
@@ -103,6 +113,7 @@ public final class ZMQSocket {
         guard let handle else {
             throw ZMQError(errno: ENOTSOCK, operation: "\(operation()) on a closed \(type) socket")
         }
+        operations &+= 1
         return try ZMQError.check(operation()) { body(handle) }
     }
 }

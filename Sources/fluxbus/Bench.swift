@@ -71,6 +71,9 @@ extension FluxBusCommand {
         @Flag(help: "A tiny smoke run: 200 dispatches, 2,000 for catch-up and memory.")
         var quick = false
 
+        @Flag(help: "Skip the pipelined half of the dispatch scenarios: every dispatch is lock-step (for strace -c).")
+        var lockStepOnly = false
+
         @Flag(help: "Print one JSON document (machine, settings, every scenario) instead of a table.")
         var json = false
 
@@ -102,6 +105,7 @@ extension FluxBusCommand {
             settings.workers = workers
             settings.stateEntries = stateEntries
             settings.quick = quick
+            settings.lockStepOnly = lockStepOnly
             settings.control = control
             settings.coordinatorPID = coordinatorPid
             var report = await BenchRunner.run(

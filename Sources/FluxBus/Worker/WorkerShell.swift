@@ -158,10 +158,11 @@ final class WorkerShell {
     }
 
     /// Encodes and writes a checkpoint on ``checkpointWriter``: a large state takes seconds to encode, and the I/O
-    /// thread goes on meanwhile. One at a time; one due while another is written waits for the next interval.
+    /// thread goes on meanwhile. One at a time; one due while another is written waits for the next interval. The
+    /// last one, at stop, has no next interval: it queues behind the one in flight, and `.stop` waits for both.
     private func write(_ draft: CheckpointDraft) {
         guard let file = checkpointFile else { return }
-        guard !checkpointInFlight else { return engine.checkpointWriteFailed() }
+        guard !checkpointInFlight || engine.phase == .stopped else { return engine.checkpointWriteFailed() }
         checkpointInFlight = true
         let shell = IOLoopBound(self, scope: scope)
         let (loop, logger) = (scope.loop, logger)

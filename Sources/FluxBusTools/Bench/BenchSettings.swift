@@ -18,6 +18,9 @@ public struct BenchSettings: Sendable {
     public var stateEntries: Int?
     /// A tiny smoke run.
     public var quick = false
+    /// Skip the pipelined half of the dispatch scenarios, so that every dispatch is lock-step (to count the
+    /// syscalls of one lock-step dispatch under `strace -c`, see docs/BENCHMARKS.md).
+    public var lockStepOnly = false
     /// An existing cluster's control endpoint; nil to start one on this machine.
     public var control: String?
     /// The existing cluster's coordinator process id, for its CPU and memory figures (same machine only).

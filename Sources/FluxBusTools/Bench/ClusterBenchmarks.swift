@@ -103,6 +103,7 @@ enum ClusterBenchmarks {
             try await report.measureLockStep(count: count, coordinator: pid, progress: progress) { n in
                 try await dispatch(client, shape.action(n))
             }
+            if settings.lockStepOnly { return }
             // Then the rate with the coordinator's queue kept full, as many clients (or one that does not wait)
             // would keep it: the bus still runs one dispatch at a time, but no client round trip sits between two.
             let pipelinedStart = ContinuousClock.now
