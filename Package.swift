@@ -107,7 +107,9 @@ let package = Package(
         // runner that replays corpus files through the same checks.
         .executableTarget(name: "CodecFuzzer", dependencies: ["FluxBusProtocol"]),
         // The in-process workloads with a synchronous main, for callgrind (scripts/instruction-counts.sh).
-        .executableTarget(name: "FluxInstructions", dependencies: ["FluxBusTools"]),
+        .executableTarget(
+            name: "FluxInstructions",
+            dependencies: ["FluxBusTools", "FluxBus", "FluxBusProtocol", "FluxStores", "ZeroMQ", .product(name: "Logging", package: "swift-log")]),
 
         .testTarget(name: "FluxTests", dependencies: ["Flux", "FluxStores"]),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),

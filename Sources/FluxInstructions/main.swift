@@ -8,10 +8,25 @@ import Foundation
 // purpose: valgrind (3.19 and 3.24) crashes in libdispatch's signal thread, which an async main (dispatch_main)
 // turns the main thread into.
 let arguments = CommandLine.arguments.dropFirst()
+if arguments.first == "bus", let count = arguments.dropFirst().first.flatMap({ Int($0) }), count >= 0 {
+    // The bus's threads run while the main thread waits here, not in dispatch_main, where valgrind crashes.
+    let done = DispatchSemaphore(value: 0)
+    let failure = Failure()
+    Task.detached {
+        do { try await BusWorkload.run(count) } catch { failure.text = "\(error)" }
+        done.signal()
+    }
+    done.wait()
+    if let text = failure.text {
+        print("flux-instructions: \(text)")
+        exit(1)
+    }
+    exit(0)
+}
 guard arguments.count >= 2, let workload = InProcessBenchmarks.workload(String(arguments.first!)),
     let count = Int(arguments.dropFirst().first!), count >= 0
 else {
-    print("usage: flux-instructions dispatcher|redux COUNT [floor]")
+    print("usage: flux-instructions dispatcher|redux COUNT [floor] | bus COUNT")
     exit(2)
 }
 let floor = arguments.dropFirst(2).first == "floor"
@@ -24,4 +39,9 @@ do {
 if count > 0, !workload.didWork() {
     print("flux-instructions: the workload did no work")
     exit(1)
+}
+
+/// Where the bus workload's task leaves its error for the main thread, which reads it after the semaphore.
+final class Failure: @unchecked Sendable {
+    var text: String?
 }

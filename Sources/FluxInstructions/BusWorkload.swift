@@ -1,0 +1,37 @@
+import FluxBus
+import FluxBusProtocol
+import FluxStores
+import Logging
+import ZeroMQ
+
+/// A coordinator, a worker hosting `counter` and a client in this one process, over `inproc://`: `count` lock-step
+/// `counter.add` dispatches once the worker is live. Run with 0 and with N, under callgrind, the difference over N is
+/// what one dispatch costs the three of them, in instructions (docs/BENCHMARKS.md, "Dispatch tracing").
+enum BusWorkload {
+    static func run(_ count: Int) async throws {
+        var quiet = Logger(label: "flux-instructions")
+        quiet.logLevel = .critical
+        let context = try ZMQContext()
+        let configuration = CoordinatorConfiguration(
+            controlEndpoint: "inproc://instructions-control", publishEndpoint: "inproc://instructions-publish")
+        let coordinator = Coordinator(configuration: configuration, context: context, logger: quiet)
+        Task { try await coordinator.run() }
+        _ = try await coordinator.endpoints
+        let worker = Worker(
+            configuration: .init(id: "w1", coordinator: configuration.controlEndpoint, stores: [HostedStore(CounterStore.self)]),
+            context: context, logger: quiet)
+        Task { try await worker.run() }
+        let client = try await BusClient(endpoint: configuration.controlEndpoint, context: context)
+        while try await client.status().workers.filter({ $0.state == .live }).isEmpty {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        for _ in 0..<count {
+            let result = try await client.dispatch("counter.add", json: #"{"by":1}"#)
+            guard result.succeeded else { throw BusWorkloadFailure(description: "a dispatch failed: \(result.stores)") }
+        }
+    }
+
+    struct BusWorkloadFailure: Error, CustomStringConvertible {
+        let description: String
+    }
+}
