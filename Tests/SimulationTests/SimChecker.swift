@@ -239,7 +239,7 @@ final class SimChecker {
     func ledgerTraps(on ids: Set<UInt32>) { model.ledgerTraps = ids }
 
     private func extendModel(through sequence: UInt64) -> Bool {
-        model.extend(through: sequence, order: order, planned: planned)
+        model.extend(through: sequence, order: order, planned: planned, histories: cluster.disk.histories)
     }
 
     /// A ledger a client read through the coordinator must be the ledger the total order gives at its sequence.

@@ -8,7 +8,7 @@ import Logging
 extension CoordinatorEngine {
     /// Counts a HELLO's crash report, and marks the action poisoned once the reports reach the bound.
     func noteCrash(in hello: Message.Hello) {
-        guard let crash = hello.crash,
+        guard let crash = hello.crash, crash.sequence > 0,
             let tally = handlerCrashes.count(crash, worker: hello.workerID, instance: hello.instance)
         else { return }
         let bound = configuration.poisonAfter
