@@ -65,4 +65,26 @@ struct HistoryScenarioTests {
         #expect(Array(first.prefix(Int(history.before - history.from))) == Self.ids(cluster, history.from..<history.before))
         #expect(Self.tally(cluster, 3) == first, "the replica restored from the tally's snapshot agrees")
     }
+
+    /// The ledger joins late and its handler traps on an id dispatched before it joined: replaying its history, each
+    /// ledger worker dies there, the coordinator marks that action poisoned for the ledger after three crashes, and
+    /// both replicas skip it alike.
+    @Test func aTrapInTheHistoryIsPoisonedLikeALiveOne() throws {
+        let cluster = SimCluster(seed: 13, faults: .nothing, topology: .lateLedger, actionsPerClient: 10, workersDown: [2, 3])
+        let trapping: UInt32 = 5
+        cluster.ledgerTraps = [trapping]
+        cluster.run(until: 60_000_000) { $0.checker.acknowledged.count >= 20 }
+        cluster.retired = []
+        cluster.startWorker(2, withCheckpoint: false)
+        cluster.startWorker(3, withCheckpoint: false)
+        #expect(ScenarioTests.settle(cluster, within: 120), "\(cluster.checker.recentSteps.suffix(12))")
+        #expect(cluster.checker.violation == nil, "\(cluster.checker.violation ?? "")")
+        let sequence = try #require(cluster.checker.order.first { $0.value == trapping }?.key)
+        #expect(sequence < (cluster.disk.histories[SimLedger.name]?.before ?? 0), "the trap is in the ledger's history")
+        let marks = cluster.coordinator?.log.poisonMarks ?? []
+        #expect(marks.map(\.store) == [SimLedger.name] && marks.first?.sequence == sequence, "\(marks)")
+        let ledgers = [ScenarioTests.ledger(cluster, 2), ScenarioTests.ledger(cluster, 3)]
+        #expect(ledgers[0] != nil && ledgers[0] == ledgers[1])
+        #expect(ledgers[0]?.contains(trapping) == false && (ledgers[0]?.count ?? 0) > 15)
+    }
 }

@@ -22,4 +22,7 @@ struct SimTopology {
     /// Two ledgers, and two tallies that no other worker hosts, on workers a scenario starts late: the tally is new to
     /// the bus when it first joins, and builds its state from the history.
     static let lateTally = SimTopology(stores: [[SimLedger.self], [SimLedger.self], [SimTally.self], [SimTally.self]])
+
+    /// Two tallies, and two ledgers on workers a scenario starts late: the ledger replays its history, traps included.
+    static let lateLedger = SimTopology(stores: [[SimTally.self], [SimTally.self], [SimLedger.self], [SimLedger.self]])
 }
