@@ -87,4 +87,21 @@ struct HistoryScenarioTests {
         #expect(ledgers[0] != nil && ledgers[0] == ledgers[1])
         #expect(ledgers[0]?.contains(trapping) == false && (ledgers[0]?.count ?? 0) > 15)
     }
+
+    /// Under each seed's swarm faults (crashes of the coordinator and of workers, lost messages, partitions, a damaged
+    /// log), the tally's first replica joins late and its second later still: the checker holds both to the model's
+    /// history, and they end equal.
+    @Test(arguments: Array(UInt64(21)...120))
+    func lateReplicasConvergeUnderSwarmFaults(seed: UInt64) {
+        let cluster = SimCluster(seed: seed, topology: .lateTally, actionsPerClient: 30, workersDown: [2, 3])
+        cluster.run(until: 20_000_000) { $0.checker.acknowledged.count >= 20 }
+        cluster.retired = [3]
+        cluster.startWorker(2, withCheckpoint: false)
+        cluster.run(until: cluster.now + 20_000_000) { $0.checker.acknowledged.count >= 50 }
+        cluster.retired = []
+        if cluster.workers[3].engine == nil { cluster.startWorker(3, withCheckpoint: false) }
+        #expect(ScenarioTests.settle(cluster, within: 120), "\(cluster.checker.recentSteps.suffix(12))")
+        #expect(cluster.checker.violation == nil, "\(cluster.checker.violation ?? "")")
+        #expect(Self.tally(cluster, 2) != nil && Self.tally(cluster, 2) == Self.tally(cluster, 3))
+    }
 }
