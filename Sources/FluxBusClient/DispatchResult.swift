@@ -57,15 +57,18 @@ public struct DispatchResult: Sendable, Hashable {
     /// ``isUnhandled``.
     public var succeeded: Bool { !outcomes.isEmpty && stores.allSatisfy { $0.status == .ok } }
 
-    /// Whether no store handled the action: none on the bus handles its type (stores that handle it but cannot run
-    /// show as `skipped`, "not ready"). The action is in the log under its sequence, and nothing applied it.
+    /// Whether no store handled the action when it was dispatched: none on the bus handled its type (stores that
+    /// handle it but cannot run show as `skipped`, "not ready"). The action is in the log under its sequence. No store
+    /// on the bus then ever applies it; a store that joins the bus later and handles its type builds its state from
+    /// it (docs/GUIDE.md, "Stores that join late").
     public var isUnhandled: Bool { outcomes.isEmpty }
 
     /// Whether some store's outcome is not known yet: its replicas did not answer in time. They apply the action
     /// when they return or catch up; the same request id asked again shows the outcome once one reports.
     public var isUnknown: Bool { stores.contains { $0.status == .unknown } }
 
-    /// `ok`, `unknown` (some store's outcome is not known yet), `unhandled` (no store handled it), or `failed` (a
+    /// `ok`, `unknown` (some store's outcome is not known yet), `unhandled` (no store handled it when it was
+    /// dispatched; a store that joins later and handles its type builds its state from it), or `failed` (a
     /// store failed or was skipped).
     public var verdict: String { succeeded ? "ok" : isUnknown ? "unknown" : isUnhandled ? "unhandled" : "failed" }
 }

@@ -15,8 +15,9 @@
 public struct Codec: Sendable {
     /// The protocol version this codec speaks, the last byte of frame 0. Version 2 streams SNAPSHOT and STATE in
     /// chunks (PULL, CHUNK) and gives them `size` and `checksum`; version 3 marks the REPLAY that ends a FETCH's answer; version 4 reports handler crashes in HELLO and
-    /// carries poisoned actions in REPLAY and STATUS.
-    public static let version: UInt8 = 4
+    /// carries poisoned actions in REPLAY and STATUS; version 5
+    /// reports in STATUS the history a store new to the bus replayed.
+    public static let version: UInt8 = 5
 
     /// Frame 0 of every message: ASCII `FLXB` then ``version``. Also the SUB subscription prefix.
     public static let signature: [UInt8] = [0x46, 0x4C, 0x58, 0x42, version]

@@ -88,13 +88,23 @@ public struct StoreStatus: Sendable, Hashable {
     public var crashingAt: UInt64
     /// How many crashes were reported at ``crashingAt``.
     public var crashCount: UInt32
+    /// Where the history it replayed when it first joined starts: 1 for the start of the bus, a later sequence when
+    /// the log had been compacted past the start; 0 when it replayed none (it was on the bus from the start, or known
+    /// before the coordinator kept histories).
+    public var historyFrom: UInt64
+    /// One more than the last dispatch of that history: every dispatch from ``historyBefore`` on, it ran as planned (or
+    /// was told it skipped); 0 when it replayed none.
+    public var historyBefore: UInt64
 
     /// A store status with the given fields.
     public init(
         name: String, dependsOn: [String], handlesAll: Bool, handles: [String], waitingFor: [String],
         divergedAt: UInt64, replicas: [Replica], snapshotSequence: UInt64 = 0, poisonedCount: UInt32 = 0,
-        lastPoisoned: UInt64 = 0, crashingAt: UInt64 = 0, crashCount: UInt32 = 0
+        lastPoisoned: UInt64 = 0, crashingAt: UInt64 = 0, crashCount: UInt32 = 0, historyFrom: UInt64 = 0,
+        historyBefore: UInt64 = 0
     ) {
+        self.historyFrom = historyFrom
+        self.historyBefore = historyBefore
         self.poisonedCount = poisonedCount
         self.lastPoisoned = lastPoisoned
         self.crashingAt = crashingAt
@@ -128,6 +138,8 @@ extension StoreStatus: WireItem {
         try visitor.u64(&lastPoisoned, "lastPoisoned")
         try visitor.u64(&crashingAt, "crashingAt")
         try visitor.u32(&crashCount, "crashCount")
+        try visitor.u64(&historyFrom, "historyFrom")
+        try visitor.u64(&historyBefore, "historyBefore")
     }
 }
 

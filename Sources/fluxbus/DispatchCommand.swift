@@ -13,7 +13,8 @@ struct DispatchCommand: AsyncParsableCommand {
             The payload is JSON: an argument, @FILE to read it from a file, or - for standard input. Without one, \
             the payload is {}. Exits 0 when every store succeeded; 1 when one failed or was skipped (a store that \
             handles the type but waits for a store no worker hosts is skipped, "not ready"), or when no store \
-            handles the type at all (unhandled: it is logged, nothing applies it); and 6 when \
+            handles the type at all (unhandled: it is logged; no store on the bus applies it, and a store that \
+            joins the bus later and handles the type builds its state from it); and 6 when \
             a store's outcome is unknown: its replicas did not answer in time. The action is in the log and they \
             apply it when they return, so do not send it again under a new id; send it again with the same \
             --request-id to see the outcome once a replica has reported it.
@@ -131,9 +132,9 @@ struct DispatchCommand: AsyncParsableCommand {
             throw ExitCode(6)
         }
         if result.isUnhandled {
-            printError("fluxbus: no store handled #\(result.sequence): no store on the bus handles `\(type)`. It is in the log, "
-                + "but nothing applied it; check the action type's name (`fluxbus status` lists the stores), or start a worker "
-                + "with a store that handles it")
+            printError("fluxbus: no store handled #\(result.sequence): no store on the bus handles `\(type)`. It is in the log: "
+                + "no store on the bus now applies it, and a store that joins later and handles it builds its state from it. "
+                + "Check the action type's name (`fluxbus status` lists the stores), or start a worker with a store that handles it")
         }
         if !result.succeeded { throw ExitCode(1) }
     }

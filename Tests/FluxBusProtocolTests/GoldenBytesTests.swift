@@ -32,8 +32,8 @@ struct GoldenBytesTests {
             0x00, 0x00,                                             // crashStore ""
             0x00, 0x00,                                             // crashSignal ""
         ]
-        #expect(codec.encode(message) == [[0x46, 0x4C, 0x58, 0x42, 0x04], body])
-        #expect(try codec.decode([[0x46, 0x4C, 0x58, 0x42, 0x04], body]) == message)
+        #expect(codec.encode(message) == [[0x46, 0x4C, 0x58, 0x42, 0x05], body])
+        #expect(try codec.decode([[0x46, 0x4C, 0x58, 0x42, 0x05], body]) == message)
     }
 
     @Test("ACTION encodes to the bytes written out by hand")
@@ -60,8 +60,8 @@ struct GoldenBytesTests {
             0x00, 0x04, 0x63, 0x69, 0x74, 0x79,                     //     "city"
             0x00, 0x00,                                             // traceparent "": untraced
         ]
-        #expect(codec.encode(message) == [[0x46, 0x4C, 0x58, 0x42, 0x04], body])
-        #expect(try codec.decode([[0x46, 0x4C, 0x58, 0x42, 0x04], body]) == message)
+        #expect(codec.encode(message) == [[0x46, 0x4C, 0x58, 0x42, 0x05], body])
+        #expect(try codec.decode([[0x46, 0x4C, 0x58, 0x42, 0x05], body]) == message)
     }
 
     @Test("an untraced ACK costs 2 bytes for its timings; a traced one carries each store's five fields")
@@ -112,6 +112,6 @@ struct GoldenBytesTests {
             0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x90,         // latencyMaxMicros 400
         ]
         #expect(codec.encode(message)[1] == body)
-        #expect(try codec.decode([[0x46, 0x4C, 0x58, 0x42, 0x04], body]) == message)
+        #expect(try codec.decode([[0x46, 0x4C, 0x58, 0x42, 0x05], body]) == message)
     }
 }

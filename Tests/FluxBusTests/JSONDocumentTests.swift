@@ -28,7 +28,7 @@ struct JSONDocumentTests {
             workers: [.init(id: "w1", state: .live, stores: ["counter"], lastApplied: 8, heartbeatAgeMillis: 5)],
             stores: [.init(name: "counter", dependsOn: ["a"], handlesAll: false, handles: ["counter.add"], waitingFor: ["a"],
                            divergedAt: 4, replicas: [.init(worker: "w1", lastApplied: 8, digest: 3)], snapshotSequence: 2,
-                           poisonedCount: 1, lastPoisoned: 5, crashingAt: 7, crashCount: 2)],
+                           poisonedCount: 1, lastPoisoned: 5, crashingAt: 7, crashCount: 2, historyFrom: 1, historyBefore: 3)],
             logPath: "/data/log.sqlite", logSync: "always", logOldest: 1, logLast: 9, retain: 10)
         try Self.expect(section: "fluxbus status --json", documents: StatusView.json(status))
     }

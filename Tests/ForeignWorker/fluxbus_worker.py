@@ -29,7 +29,7 @@ import zmq
 
 # --- Wire constants (PROTOCOL.md, "Framing and encoding") -----------------------------------
 
-SIGNATURE = b"FLXB\x04"  # frame 0 of every message, and the SUB subscription
+SIGNATURE = b"FLXB\x05"  # frame 0 of every message, and the SUB subscription
 
 HELLO, WELCOME, REJECT, READY, ACTION, RELEASE, ACK, FETCH, REPLAY, HEARTBEAT, GOODBYE, SNAPSHOT = range(1, 13)
 DISPATCH, RESULT, ERROR, STATUS_REQUEST, STATUS, GRAPH_REQUEST, GRAPH = range(0x10, 0x17)

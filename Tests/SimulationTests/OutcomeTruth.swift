@@ -29,6 +29,13 @@ struct OutcomeTruth {
             told[key] = (merged.status == .ok, request)
             if let violation = compare(key) { return violation }
         }
+        // A store the answer names without planning it (not ready, or joined while the dispatch was in flight) was
+        // told skipped: no replica may apply it, live or replaying its history.
+        for outcome in outcomes where !planned.contains(outcome.store) && outcome.status == .skipped && !outcome.store.isEmpty {
+            let key = Key(sequence: sequence, store: outcome.store)
+            told[key] = (false, request)
+            if let violation = compare(key) { return violation }
+        }
         return nil
     }
 

@@ -238,8 +238,18 @@ final class SimChecker {
     /// The ids the ledger's handler traps on: no ledger replica ever holds them.
     func ledgerTraps(on ids: Set<UInt32>) { model.ledgerTraps = ids }
 
+    /// Each store's history as first committed: decided once, it never changes (a damaged log that is restored brings
+    /// the same back; the model does not forget it while the disk is damaged).
+    private var histories: [String: StoreHistory] = [:]
+
     private func extendModel(through sequence: UInt64) -> Bool {
-        model.extend(through: sequence, order: order, planned: planned)
+        for (store, history) in cluster.disk.histories {
+            if let first = histories[store], first != history {
+                fail("\(store)'s history was recorded as \(first) and is now \(history): it is decided once")
+            }
+            histories[store] = histories[store] ?? history
+        }
+        return model.extend(through: sequence, order: order, planned: planned, histories: histories)
     }
 
     /// A ledger a client read through the coordinator must be the ledger the total order gives at its sequence.

@@ -20,6 +20,8 @@ final class SimulatedDisk {
     /// The mark beside the log, as the page cache holds it: it survives a crash of the coordinator.
     let mark = SimulatedMark()
     var stores: [String] = []
+    /// The history each store replays, recorded with its name.
+    var histories: [String: StoreHistory] = [:]
     /// Poison marks, in sequence order.
     var poison: [PoisonMark] = []
     var snapshots: [String: LogSnapshot] = [:]
@@ -43,6 +45,7 @@ final class SimulatedDisk {
         var actions: [UInt64: Row] = [:]
         var requests: [String: (sequence: UInt64, result: Message?, fingerprint: UInt64?, actionType: String?)] = [:]
         var stores: [String] = []
+        var histories: [String: StoreHistory] = [:]
         var snapshots: [String: LogSnapshot] = [:]
         var chunks: [String: [UInt64: [UInt64: [UInt8]]]] = [:]
         var epochs: [UInt64] = []
@@ -50,12 +53,15 @@ final class SimulatedDisk {
     }
 
     var contents: Contents {
-        Contents(actions: actions, requests: requests, stores: stores, snapshots: snapshots, chunks: chunks, epochs: epochs, busID: busID)
+        Contents(
+            actions: actions, requests: requests, stores: stores, histories: histories, snapshots: snapshots, chunks: chunks,
+            epochs: epochs, busID: busID)
     }
 
     func restore(_ contents: Contents) {
-        (actions, requests, stores, snapshots, chunks, epochs, busID) =
-            (contents.actions, contents.requests, contents.stores, contents.snapshots, contents.chunks, contents.epochs, contents.busID)
+        (actions, requests, stores, histories, snapshots, chunks, epochs, busID) =
+            (contents.actions, contents.requests, contents.stores, contents.histories, contents.snapshots, contents.chunks,
+             contents.epochs, contents.busID)
     }
 
     /// The bytes of a snapshot's chunks, in order, if they are contiguous from 0.
@@ -81,7 +87,7 @@ final class SimulatedLog: LogStorage {
         case decision(UInt64, StoreOutput)
         case plans(UInt64, [String: [PlanStep]])
         case answer(String, UInt64, Message)
-        case store(String)
+        case store(String, StoreHistory)
         case poison(PoisonMark)
         case snapshot(LogSnapshot)
         case snapshotBegin(String, UInt64)
@@ -101,6 +107,7 @@ final class SimulatedLog: LogStorage {
     private(set) var hasUnflushedActions = false
     private(set) var oldestRetained: UInt64 = 1
     private(set) var knownStores: [String] = []
+    private(set) var histories: [String: StoreHistory] = [:]
     private(set) var poisonMarks: [PoisonMark] = []
     private(set) var snapshots: [String: LogSnapshot] = [:]
 
@@ -123,6 +130,7 @@ final class SimulatedLog: LogStorage {
                 batchSize: row.batchSize)
         }
         recovered.stores = disk.stores
+        recovered.histories = disk.histories
         recovered.decisions = disk.decisions.filter { $0.key > recovered.lastCompleted }
         let firsts = Set(recovered.pending.map { $0.batchFirst ?? $0.sequence })
         recovered.plans = disk.plans.filter { firsts.contains($0.key) }
@@ -132,6 +140,7 @@ final class SimulatedLog: LogStorage {
         }
         snapshots = disk.snapshots
         knownStores = disk.stores
+        histories = disk.histories
         poisonMarks = disk.poison
         recovered.poisonMarks = disk.poison
         oldestRetained = sequences.first ?? recovered.lastSequence + 1
@@ -173,10 +182,11 @@ final class SimulatedLog: LogStorage {
         writes.append(.poison(mark))
     }
 
-    func rememberStore(_ name: String) {
+    func rememberStore(_ name: String, history: StoreHistory) {
         guard !knownStores.contains(name) else { return }
         knownStores.append(name)
-        writes.append(.store(name))
+        histories[name] = history
+        writes.append(.store(name, history))
     }
 
     func beginSnapshot(store: String, sequence: UInt64) { writes.append(.snapshotBegin(store, sequence)) }
@@ -255,7 +265,11 @@ final class SimulatedLog: LogStorage {
         case .answer(let requestID, let sequence, let message):
             let asked = disk.requests[requestID]
             disk.requests[requestID] = (sequence, message, asked?.fingerprint, asked?.actionType)
-        case .store(let name): if !disk.stores.contains(name) { disk.stores.append(name) }
+        case .store(let name, let history):
+            if !disk.stores.contains(name) {
+                disk.stores.append(name)
+                disk.histories[name] = history
+            }
         case .poison(let mark):
             if !disk.poison.contains(where: { $0.sequence == mark.sequence && $0.store == mark.store }) {
                 disk.poison.append(mark)

@@ -8,6 +8,11 @@ public struct DispatchContext {
     public let sequence: UInt64
     /// The store whose handler is running.
     public let store: String
+    /// True when the action comes from the bus's history rather than a live dispatch: a replica catching up, or a
+    /// store new to the bus building its state from the actions dispatched before it joined (docs/GUIDE.md, "Stores
+    /// that join late"). Its acknowledgement is not awaited, and a dispatch made from it is sent with the same request
+    /// id as every replica's, so it still happens once. Always false in process.
+    public let isReplay: Bool
     let dependencies: [String]
     let outputs: [String: Value]
     let cascade: (AnyAction) throws -> Void
@@ -17,10 +22,12 @@ public struct DispatchContext {
         store: String,
         dependencies: [String],
         outputs: [String: Value],
+        isReplay: Bool = false,
         cascade: @escaping (AnyAction) throws -> Void
     ) {
         self.sequence = sequence
         self.store = store
+        self.isReplay = isReplay
         self.dependencies = dependencies
         self.outputs = outputs
         self.cascade = cascade

@@ -32,6 +32,7 @@ final class ActionLog: LogStorage {
     /// The first sequence still in the log, kept here so that FETCH does not ask SQLite.
     private(set) var oldestRetained: UInt64 = 1
     private(set) var knownStores: [String] = []
+    private(set) var histories: [String: StoreHistory] = [:]
     private(set) var poisonMarks: [PoisonMark] = []
     private var knownStoreSet: Set<String> = []
     private(set) var snapshots: [String: LogSnapshot] = [:]
@@ -155,7 +156,9 @@ final class ActionLog: LogStorage {
                 fingerprint: (row["fingerprint"] as Int64?).map { UInt64(bitPattern: $0) })
         }
         try readDecisionsAndPlans(db, into: &recovered)
-        recovered.stores = try String.fetchAll(db, sql: "SELECT name FROM store ORDER BY firstSeen, name")
+        let storeRows = try Row.fetchAll(db, sql: "SELECT name, historyFrom, historyBefore FROM store ORDER BY firstSeen, name")
+        recovered.stores = storeRows.map { $0["name"] }
+        for row in storeRows { recovered.histories[row["name"]] = StoreHistory(from: row["historyFrom"], before: row["historyBefore"]) }
         recovered.poisonMarks = try Row.fetchAll(db, sql: "SELECT sequence, store, reason FROM poison ORDER BY sequence, store")
             .map { PoisonMark(sequence: $0["sequence"], store: $0["store"], reason: $0["reason"]) }
         for snapshot in try Self.readSnapshots(db) { snapshots[snapshot.store] = snapshot }
@@ -167,6 +170,7 @@ final class ActionLog: LogStorage {
         }
         oldestRetained = oldest ?? recovered.lastSequence + 1
         knownStores = recovered.stores
+        histories = recovered.histories
         poisonMarks = recovered.poisonMarks
         knownStoreSet = Set(recovered.stores)
         let busID = try String.fetchOne(db, sql: "SELECT id FROM bus LIMIT 1")
@@ -231,11 +235,12 @@ final class ActionLog: LogStorage {
         writes.append(.answer(requestID: requestID, sequence: sequence, message: codec.encode(message)[1]))
     }
 
-    /// Remembers a store name, so that compaction waits for its snapshot.
-    func rememberStore(_ name: String) {
+    /// Remembers a store name, so that compaction waits for its snapshot, with the history it replays.
+    func rememberStore(_ name: String, history: StoreHistory) {
         guard knownStoreSet.insert(name).inserted else { return }
         knownStores.append(name)
-        writes.append(.store(name))
+        histories[name] = history
+        writes.append(.store(name, history))
     }
 
     func beginSnapshot(store: String, sequence: UInt64) { writes.append(.snapshotBegin(store: store, sequence: sequence)) }

@@ -153,7 +153,7 @@ extension CoordinatorEngine {
         }
         // Stores that handle it but could not run say so; an action nothing handled has no outcome at all, which
         // clients show as `unhandled` (a batch lists it as a failure without a store).
-        outcomes += flight.notReady
+        outcomes += flight.notReady + joinedLateOutcomes(of: flight)
         lastCompleted = flight.sequence
         let micros = UInt64(max(0, (now - flight.startedAt).microseconds))
         let completed = Message.Completed(

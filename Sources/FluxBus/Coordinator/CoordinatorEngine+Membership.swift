@@ -72,7 +72,7 @@ extension CoordinatorEngine {
         idClaims.accepted(hello.workerID, address: peerAddress)
         // Before its WELCOME: a mark this report completes goes out with the catch-up it is about to FETCH.
         noteCrash(in: hello)
-        for store in hello.stores { log.rememberStore(store.name) }
+        rememberStores(of: hello)
         logger.info(
             "worker joined, catching up",
             metadata: [

@@ -8,7 +8,7 @@ import Logging
 extension CoordinatorEngine {
     /// Counts a HELLO's crash report, and marks the action poisoned once the reports reach the bound.
     func noteCrash(in hello: Message.Hello) {
-        guard let crash = hello.crash,
+        guard let crash = hello.crash, crash.sequence > 0,
             let tally = handlerCrashes.count(crash, worker: hello.workerID, instance: hello.instance)
         else { return }
         let bound = configuration.poisonAfter
@@ -34,14 +34,19 @@ extension CoordinatorEngine {
         else {
             return logger.error("cannot mark the action poisoned: the log no longer holds it", metadata: metadata)
         }
-        guard let recorded = entry.outputs.first(where: { $0.store == key.store }) else {
+        let recorded = entry.outputs.first(where: { $0.store == key.store })
+        // A store new to the bus replaying its history has no recorded outcome there, and no replica reported one.
+        let replaying = recorded == nil && membership.stores[key.store].map {
+            (log.histories[key.store] ?? .none).covers(entry, for: $0.declaration)
+        } == true
+        guard recorded != nil || replaying else {
             return logger.warning("ignored a crash report: the store was not planned for that action", metadata: metadata)
         }
-        guard Self.noReplicaApplied(recorded) else {
+        guard replaying || Self.noReplicaApplied(recorded!) else {
             // Another replica applied it: skipping it here would make this replica differ. The crash is this
             // worker's (its environment, its build), and stays loud until someone fixes it.
             var details = metadata
-            details["recorded"] = "\(recorded.status)"
+            details["recorded"] = "\(recorded!.status)"
             return logger.error("not marked poisoned: a replica of the store reported the action, so skipping it would make the crashing replica diverge; fix the handler or that worker", metadata: details)
         }
         if let ahead = stateBeyond(key) {

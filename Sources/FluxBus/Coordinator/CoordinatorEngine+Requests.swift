@@ -182,7 +182,7 @@ extension CoordinatorEngine {
                 }
             }
             let marks = entries.isEmpty ? [] : poisonMarks(from: entries[0].sequence, through: entries[entries.count - 1].sequence)
-            replies.append(.init(epoch: epoch, entries: entries, isLast: false, poisoned: marks))
+            replies.append(.init(epoch: epoch, entries: withHistories(entries, for: routingID), isLast: false, poisoned: marks))
             guard let last = entries.last?.sequence, last < through else { break }
             from = last + 1
         }

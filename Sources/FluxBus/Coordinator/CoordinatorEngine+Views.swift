@@ -19,6 +19,7 @@ extension CoordinatorEngine {
                 },
                 snapshotSequence: log.snapshots[store.declaration.name]?.sequence ?? 0)
             .withPoisonFigures(poisonFigures(of: store.declaration.name))
+            .withHistory(log.histories[store.declaration.name] ?? .none)
         }
         return Message.Status(
             requestID: requestID, epoch: epoch, sequence: lastCompleted,

@@ -3,7 +3,8 @@ import FluxBusProtocol
 import GRDB
 
 /// The log's tables, as GRDB migrations: v1 the first release, v2 the bus's identity, the chain, request
-/// fingerprints, and outcomes in a table of their own; v3 decisions and plans; v4 snapshots' bytes in chunks.
+/// fingerprints, and outcomes in a table of their own; v3 decisions and plans; v4 snapshots' bytes in chunks; v5
+/// poison marks; v6 stores' histories.
 enum LogSchema {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -151,6 +152,15 @@ enum LogSchema {
                     markedAt REAL NOT NULL,
                     PRIMARY KEY (sequence, store)
                 ) WITHOUT ROWID;
+                """)
+        }
+        // v6: the history each store replays (docs/PROTOCOL.md, "A store's history"): the dispatches planned before it
+        // was first seen, from the oldest the log held then. A store from an older log replays none: its replicas
+        // started empty, and replaying now would change what they agreed on.
+        migrator.registerMigration("v6") { db in
+            try db.execute(sql: """
+                ALTER TABLE store ADD COLUMN historyFrom INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE store ADD COLUMN historyBefore INTEGER NOT NULL DEFAULT 0;
                 """)
         }
         return migrator

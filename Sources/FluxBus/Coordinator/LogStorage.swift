@@ -21,6 +21,8 @@ protocol LogStorage: AnyObject {
     var oldestRetained: UInt64 { get }
     /// Every store a worker ever declared, in the order first seen: compaction waits for a snapshot of each.
     var knownStores: [String] { get }
+    /// The history each known store replays (``StoreHistory/none`` for a store known before histories were kept).
+    var histories: [String: StoreHistory] { get }
     var snapshots: [String: LogSnapshot] { get }
     /// Every poison mark, in sequence order (few: each is a handler that crashed its worker again and again).
     var poisonMarks: [PoisonMark] { get }
@@ -43,8 +45,9 @@ protocol LogStorage: AnyObject {
     func recordPoison(_ mark: PoisonMark)
     /// Records the answer (RESULT or BATCH_RESULT) owed to a request id, for retries.
     func recordAnswer(_ message: Message, for requestID: String, sequence: UInt64)
-    /// Remembers a store name, so that compaction waits for its snapshot.
-    func rememberStore(_ name: String)
+    /// Remembers a store name, so that compaction waits for its snapshot, with the history its replicas replay; a
+    /// store already known keeps the history it had.
+    func rememberStore(_ name: String, history: StoreHistory)
     /// Starts receiving a snapshot of `store` at `sequence`: drops any chunks an abandoned attempt left of it.
     func beginSnapshot(store: String, sequence: UInt64)
     /// Stores one chunk of a snapshot being received. It is not the store's snapshot until ``saveSnapshot(_:)``.
@@ -132,6 +135,8 @@ struct LogRecovery {
     var pending: [LogPending] = []
     /// Every store name a worker has declared, in the order first seen.
     var stores: [String] = []
+    /// The history each of them replays.
+    var histories: [String: StoreHistory] = [:]
     /// Every poison mark, in sequence order.
     var poisonMarks: [PoisonMark] = []
     /// The outcomes released for actions not completed, by sequence: dispatched again, they must release the same.

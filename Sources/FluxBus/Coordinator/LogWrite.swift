@@ -12,7 +12,7 @@ enum LogWrite {
     case decision(sequence: UInt64, output: StoreOutput)
     case plans(request: UInt64, plans: [String: [PlanStep]])
     case answer(requestID: String, sequence: UInt64, message: [UInt8])
-    case store(String)
+    case store(String, StoreHistory)
     case poison(PoisonMark)
     case snapshot(LogSnapshot)
     case snapshotBegin(store: String, sequence: UInt64)
@@ -70,8 +70,9 @@ enum LogWrite {
                 ON CONFLICT (requestID) DO UPDATE SET result = excluded.result
                 """)
                 .execute(arguments: [requestID, sequence, Data(message)])
-        case .store(let name):
-            try db.cachedStatement(sql: "INSERT OR IGNORE INTO store (name, firstSeen) VALUES (?, ?)").execute(arguments: [name, now])
+        case .store(let name, let history):
+            try db.cachedStatement(sql: "INSERT OR IGNORE INTO store (name, firstSeen, historyFrom, historyBefore) VALUES (?, ?, ?, ?)")
+                .execute(arguments: [name, now, history.from, history.before])
         case .poison(let mark):
             try db.cachedStatement(sql: "INSERT OR IGNORE INTO poison (sequence, store, reason, markedAt) VALUES (?, ?, ?, ?)")
                 .execute(arguments: [mark.sequence, mark.store, mark.reason, now])

@@ -89,7 +89,7 @@ extension WorkerEngine {
             lastRuns[store.name] = (dispatch.sequence, result)
             emit(.applied(sequence: dispatch.sequence, store: store.name, status: result.status))
             logger.debug("applied", metadata: [
-                "seq": "\(dispatch.sequence)", "store": "\(store.name)", "status": "\(result.status)",
+                "seq": "\(dispatch.sequence)", "store": "\(store.name)", "status": "\(result.status)", "replay": "\(dispatch.isReplay)",
             ])
         }
         let timings = fresh.isEmpty || dispatch.timing == nil ? [] : dispatch.timing!.takeUnsent(sentAt: clockNow())
@@ -106,6 +106,7 @@ extension WorkerEngine {
         var cascades = 0
         let context = DispatchContext(
             sequence: dispatch.sequence, store: store.name, dependencies: store.dependencies, outputs: outputs,
+            isReplay: dispatch.isReplay,
             cascade: { [unowned self] action in
                 cascades += 1
                 try self.cascade(action, requestID: cause + String(cascades))
@@ -192,6 +193,7 @@ extension WorkerEngine {
                 continue
             }
             guard current == nil, entry.sequence == lastApplied + 1 else { continue }
+            noteHistory(in: entry)
             let action = Message.Action(
                 epoch: entry.epoch, sequence: entry.sequence, actionType: entry.actionType, payload: entry.payload,
                 error: entry.error, plan: entry.plan)

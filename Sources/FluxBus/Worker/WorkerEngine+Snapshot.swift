@@ -61,6 +61,13 @@ extension WorkerEngine {
             store.restore(previous)
             return drop(snapshot, because: "the restored state's digest is not the announced \(snapshot.digest)")
         }
+        if snapshot.size == 0, applied == 0 {
+            histories.startedEmpty(store.name, at: snapshot.sequence)
+            logger.notice("store starts from an empty state: the coordinator's log no longer holds the actions before it", metadata: [
+                "store": "\(store.name)", "seq": "\(snapshot.sequence)", "logStartsAt": "\(snapshot.sequence + 1)",
+                "note": "a store new to the bus has no history before logStartsAt; fluxbus status shows where it starts",
+            ])
+        }
         // Its state is the snapshot's now, not what its latest run left.
         lastRuns[store.name] = nil
         snapshots.mark(store.name, through: snapshot.sequence)

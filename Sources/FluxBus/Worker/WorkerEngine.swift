@@ -70,6 +70,8 @@ final class WorkerEngine {
     var poisoned = PoisonedSkips()
     /// The dispatch in hand: begun, with hosted stores still to run or settle.
     var current: LocalDispatch?
+    /// What this process has said of its stores' histories (``WorkerEngine/noteHistory(in:)``).
+    var histories = HistoryNotes()
     /// Whether the worker keeps a checkpoint (the shell sets it), and whether anything changed since it was written.
     var keepsCheckpoint = false
     var checkpointStale = false

@@ -174,7 +174,9 @@ extension Message.Hello: WireItem {
         try visitor.u64(&crashed.sequence, "crashSequence")
         try visitor.string(&crashed.store, "crashStore")
         try visitor.string(&crashed.signal, "crashSignal")
-        crash = crashed.sequence == 0 ? nil : crashed
+        // Decoding is exact: a sequence of 0 with text beside it (which no worker sends) keeps the text, and the
+        // coordinator ignores a crash at sequence 0.
+        crash = crashed.sequence == 0 && crashed.store.isEmpty && crashed.signal.isEmpty ? nil : crashed
     }
 }
 

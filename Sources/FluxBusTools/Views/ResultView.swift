@@ -54,7 +54,9 @@ public enum ResultView {
 
     public static func text(_ result: DispatchResult, actionType: String) -> String {
         var lines = ["#\(result.sequence) \(actionType): \(result.verdict) in \(Self.duration(micros: result.elapsedMicros))"]
-        if result.outcomes.isEmpty { lines.append("  no store handles \(actionType)") }
+        if result.outcomes.isEmpty {
+            lines.append("  no store handled \(actionType) when it was dispatched; a store that joins later and handles it builds its state from it")
+        }
         let width = max(8, result.outcomes.map(\.store.count).max() ?? 0)
         for outcome in result.outcomes {
             var line = "  " + outcome.store.padding(toLength: width, withPad: " ", startingAt: 0) + "  "

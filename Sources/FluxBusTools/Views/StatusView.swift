@@ -15,8 +15,8 @@ public enum StatusView {
     /// `retain`); `figures` (`dispatches`, `actions`, `dispatchesPerSecond`, `actionsPerSecond`, `latencySamples`,
     /// `p50Micros`, `p90Micros`, `p99Micros`, `maxMicros`, `slowestWorker`, `slowestLag`); `workers` (`id`, `state`,
     /// `stores`, `lastSeq`, `lag`, `heartbeatAgeMillis`); `stores` (`name`, `dependsOn`, `handles`, `waitingFor`,
-    /// `divergedAt`, `snapshotSeq`, `poisoned`, `lastPoisonedSeq`, `crashingAt`, `crashes`, `replicas` with `worker`,
-    /// `lastSeq`, `digest`).
+    /// `divergedAt`, `snapshotSeq`, `poisoned`, `lastPoisonedSeq`, `crashingAt`, `crashes`, `historyFrom`,
+    /// `historyBefore`, `replicas` with `worker`, `lastSeq`, `digest`).
     public struct JSON: Codable, Sendable, Hashable {
         /// One worker: its state, stores, and how far behind the last completed sequence it is.
         public struct Worker: Codable, Sendable, Hashable {
@@ -48,6 +48,10 @@ public enum StatusView {
             /// A dispatch its handler crashed workers on that is not poisoned (yet), and how many crashes; null when none.
             public let crashingAt: UInt64?
             public let crashes: UInt32?
+            /// The history it replayed when it first joined, `historyFrom` up to before `historyBefore`; null when none.
+            /// A `historyFrom` above 1 means the log no longer held the start of the bus's history then.
+            public let historyFrom: UInt64?
+            public let historyBefore: UInt64?
             public let replicas: [Replica]
         }
         /// The coordinator's log: where it is, how it syncs, and the sequences it holds.
@@ -106,8 +110,22 @@ public enum StatusView {
                       poisoned: store.poisonedCount, lastPoisonedSeq: store.lastPoisoned == 0 ? nil : store.lastPoisoned,
                       crashingAt: store.crashingAt == 0 ? nil : store.crashingAt,
                       crashes: store.crashingAt == 0 ? nil : store.crashCount,
+                      historyFrom: store.historyBefore == 0 ? nil : store.historyFrom,
+                      historyBefore: store.historyBefore == 0 ? nil : store.historyBefore,
                       replicas: store.replicas.map { .init(worker: $0.worker, lastSeq: $0.lastApplied, digest: $0.digest == 0 ? nil : StateDigestText.hex($0.digest)) })
             })
+    }
+
+    /// The history a store new to the bus replayed, and whether it lacks the start of the bus's history.
+    static func historyText(_ store: StoreStatus) -> String? {
+        guard store.historyBefore > 1 else { return nil }
+        let through = store.historyBefore - 1
+        guard store.historyFrom > 1 else { return "history: joined after #\(through); replayed #1…#\(through)" }
+        guard store.historyFrom <= through else {
+            return "HISTORY STARTS AT #\(store.historyFrom), not #1: joined after #\(through), when the log held none of it"
+        }
+        return "HISTORY STARTS AT #\(store.historyFrom), not #1: joined after #\(through); the log no longer held "
+            + "#1…#\(store.historyFrom - 1), so it replayed #\(store.historyFrom)…#\(through) only"
     }
 
     public static func text(_ status: Message.Status) -> String {
@@ -140,6 +158,7 @@ public enum StatusView {
             line += Self.digestsDiffer(store.replicas) ? "  (digests differ)" : ""
             if store.snapshotSequence != 0 { line += "  snapshot #\(store.snapshotSequence)" }
             lines.append(line)
+            if let history = historyText(store) { lines.append("      " + history) }
             for replica in store.replicas {
                 let digest = replica.digest == 0 ? "digest not reported yet" : StateDigestText.hex(replica.digest)
                 lines.append("      " + pad(replica.worker, 14) + pad("seq \(replica.lastApplied)", 12) + digest)
