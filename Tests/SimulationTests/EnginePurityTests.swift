@@ -14,7 +14,8 @@ struct EnginePurityTests {
         let shells: Set<String> = [
             "Coordinator.swift", "CoordinatorShell.swift", "ActionLog.swift", "ActionLog+Decisions.swift", "ActionLog+Snapshots.swift", "DirectoryLock.swift", "LogMark.swift", "LogSchema.swift",
             "RowBinder.swift", "LogWrite.swift",
-            "Worker.swift", "WorkerShell.swift", "LivenessGuard.swift", "Checkpoint.swift", "Journal.swift",
+            "Worker.swift", "Worker+State.swift", "WorkerShell.swift", "LivenessGuard.swift", "Checkpoint.swift", "Journal.swift",
+            "HandlerCrashMarker.swift", "AwaitedHandler.swift",
         ]
         return try ["Coordinator", "Worker"].flatMap { folder in
             try FileManager.default.contentsOfDirectory(
