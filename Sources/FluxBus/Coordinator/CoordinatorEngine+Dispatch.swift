@@ -216,8 +216,15 @@ extension CoordinatorEngine {
     func checkInFlight() {
         guard let head = flights.head else { return }
         if now >= flights[head].deadline {
-            for worker in flights[head].silentWorkers.sorted() {
+            // Only replicas that could have answered are written off; those still waiting for a dependency's RELEASE
+            // get a new deadline, counted from now, once the outcomes of the ones written off are released. (A real
+            // run lost a healthy dependent with its dead dependency when both deadlines fell on one tick.)
+            let answerable = flights[head].silentWorkersNotWaitingForARelease
+            for worker in answerable.sorted() {
                 markLost(worker, reason: "missed the acknowledgement deadline for #\(flights[head].sequence)")
+            }
+            if let still = flights.head, flights[still].sequence == flights[head].sequence, !flights[still].silentWorkers.isEmpty {
+                flights[still].deadline = now.advanced(by: configuration.ackTimeout)
             }
             completeIfDone()
             return

@@ -65,6 +65,18 @@ struct InFlightDispatch {
     /// Workers that owe at least one acknowledgement.
     var silentWorkers: Set<String> { awaiting.values.reduce(into: Set()) { $0.formUnion($1) } }
 
+    /// Silent workers that could have answered: they owe a store whose dependencies have all been released to them.
+    /// The others only wait for a dependency's outcome, which is not theirs to give; writing them off at a deadline
+    /// would lose healthy replicas along with the one that held them up.
+    var silentWorkersNotWaitingForARelease: Set<String> {
+        var answerable: Set<String> = []
+        for (store, workers) in awaiting where !workers.isEmpty {
+            guard step(for: store)?.waitsFor.allSatisfy(released.contains) ?? true else { continue }
+            answerable.formUnion(workers)
+        }
+        return answerable
+    }
+
     /// The outcome of a store once all its replicas have answered: failed if any failed, skipped if any skipped,
     /// ok if any succeeded (the output comes from the first that did), lost if none answered. The rule is
     /// `DependencyExecution.Settlement.merging`, the one clients' summaries use too.
