@@ -107,7 +107,8 @@ final class SimCluster {
 
     init(
         seed: UInt64, faults: FaultPlan? = nil, topology: SimTopology = .remoteDependents, actionsPerClient: Int = 40,
-        mutation: PlantedBug? = nil, workersDown: Set<Int> = [], idleClients: Int = 0, heartbeatInterval: Duration = .milliseconds(100)
+        mutation: PlantedBug? = nil, workersDown: Set<Int> = [], idleClients: Int = 0, heartbeatInterval: Duration = .milliseconds(100),
+        ackTimeout: Duration = BusDefaults.ackTimeout
     ) {
         self.seed = seed
         self.mutation = mutation
@@ -131,7 +132,8 @@ final class SimCluster {
             checker.ledgerTraps(on: ledgerTraps)
         }
         var configuration = CoordinatorConfiguration(
-            controlEndpoint: "sim://control", publishEndpoint: "sim://publish", heartbeatInterval: heartbeatInterval,
+            controlEndpoint: "sim://control", publishEndpoint: "sim://publish", ackTimeout: ackTimeout,
+            heartbeatInterval: heartbeatInterval,
             retain: 30, rememberedRequests: 1_000, replayBatch: 50, tickInterval: .milliseconds(20))
         configuration.recoveryGrace = .seconds(3)
         // Tiny chunks, so that every snapshot and STATE spans many of them and faults land mid-transfer.
