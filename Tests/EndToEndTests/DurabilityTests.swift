@@ -88,6 +88,12 @@ struct DurabilityTests {
         // The new replica's own state, with the old one gone: the same JSON.
         let stopped = await cluster.processes.stop(["w1"])
         #expect(stopped["w1"] == 0)
+        // Ask once the coordinator has w1's GOODBYE: a STATE_REQUEST it handled first would go to w1, which no longer
+        // answers, and fail after the ack timeout with "try again" (a race of two connections, not this test's subject).
+        let gone = ContinuousClock.now.advanced(by: .seconds(10))
+        while try await client.status().workers.contains(where: { $0.id == "w1" && $0.state == .live }), ContinuousClock.now < gone {
+            try await Task.sleep(for: .milliseconds(50))
+        }
         let state = try await client.state(of: "counter")
         #expect(String(decoding: state.state, as: UTF8.self) == #"{"value":1001}"#)
         #expect(state.digest == expected)
