@@ -104,7 +104,7 @@ public struct Handlers<S: Store>: Sendable {
         switch table[action.name] ?? fallback {
         case nil: return false
         case .sync(let handler): try handler(store, action, context)
-        case .async: throw Self.asyncRefusal(action.name)
+        case .async: throw StoreError.asyncHandler(store: S.name, action: action.name)
         }
         return true
     }
@@ -118,10 +118,5 @@ public struct Handlers<S: Store>: Sendable {
         case .async(let handler): try await handler(store, action, context)
         }
         return true
-    }
-
-    static func asyncRefusal(_ actionName: String) -> StoreError {
-        StoreError(code: .asyncHandler, message: "store `\(S.name)`'s handler for `\(actionName)` is async: a synchronous "
-            + "dispatch cannot run it; dispatch with `try await hub.dispatchAndWait(action)`")
     }
 }

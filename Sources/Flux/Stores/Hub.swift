@@ -78,8 +78,7 @@ public final class Hub {
     public func dispatch(_ action: AnyAction) throws -> DispatchReport {
         guard !dispatching else { throw FluxError.dispatchInProgress }
         if hasAsyncHandlers, let store = ordered.first(where: { $0.handles(action.name) && $0.isAsync(action.name) }) {
-            throw StoreError(code: .asyncHandler, message: "store `\(store.name)`'s handler for `\(action.name)` is async: "
-                + "a synchronous dispatch cannot run it; dispatch with `try await hub.dispatchAndWait(action)`")
+            throw StoreError.asyncHandler(store: store.name, action: action.name)
         }
         dispatching = true
         cascadeCount = 0

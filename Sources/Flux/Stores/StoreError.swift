@@ -29,4 +29,10 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String { message }
+
+    /// The refusal of an async handler by a synchronous dispatch: one wording for the handler map and the hub.
+    static func asyncHandler(store: String, action: String) -> StoreError {
+        StoreError(code: .asyncHandler, message: "store `\(store)`'s handler for `\(action)` is async: a synchronous "
+            + "dispatch cannot run it; dispatch with `try await hub.dispatchAndWait(action)`")
+    }
 }
