@@ -18,7 +18,7 @@ struct LengthPrefixes: WireVisitor {
     }
 
     private mutating func prefixed(_ width: Int, _ write: (inout WireWriter) -> Void) {
-        let start = writer.bytes.count
+        let start = writer.count
         write(&writer)
         ranges.append(start..<start + width)
     }

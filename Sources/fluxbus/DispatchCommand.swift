@@ -118,7 +118,7 @@ struct DispatchCommand: AsyncParsableCommand {
             print(try ResultView.encode(view))
         } else {
             print(ResultView.text(result, actionType: type))
-            if let context, result.trace.isEmpty {
+            if context != nil, result.trace.isEmpty {
                 printError("fluxbus: no waterfall: the coordinator answered request id \(requestID) from its record of an "
                     + "earlier, untraced run of it (a retry); trace a new request instead")
             } else if let context {

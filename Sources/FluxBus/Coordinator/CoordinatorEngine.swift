@@ -151,7 +151,7 @@ final class CoordinatorEngine {
     /// What the inputs since the last call caused, in order: messages (a destination's several as BUNDLEs), then
     /// anything else.
     func takeEffects() -> [CoordinatorEffect] {
-        var effects: [CoordinatorEffect] = outbox.release(codec: codec).map { destination, message in
+        var effects: [CoordinatorEffect] = outbox.release(codec: codec) { destination, message in
             switch destination {
             case .stream: .publish(message)
             case .peer(let routingID): .send(message, to: routingID)
@@ -199,7 +199,8 @@ final class CoordinatorEngine {
         {
             membership.heard(from: workerID, at: now)
         }
-        for message in messages { handle(message, routingID: routingID, userID: userID) }
+        // By index: a for-in loop would copy each message out of the array, retaining and releasing all its fields.
+        for index in messages.indices { handle(messages[index], routingID: routingID, userID: userID) }
     }
 
     /// Handles one decoded message (a BUNDLE's are handled one by one, in order).
@@ -245,22 +246,21 @@ final class CoordinatorEngine {
 
     // MARK: - Output
 
-    func send(_ message: Message, to routingID: [UInt8]) {
+    // Messages are consumed on their way to the outbox: each copy of one would retain and release all its fields.
+    func send(_ message: consuming Message, to routingID: [UInt8]) {
         guard let outgoing else { return outbox.hold(message, for: .peer(routingID)) }
-        var message = message
         outgoing(&message)
         outbox.hold(message, for: .peer(routingID))
     }
 
-    func send(_ message: Message, toWorker workerID: String) {
+    func send(_ message: consuming Message, toWorker workerID: String) {
         guard let routingID = membership.workers[workerID]?.routingID else { return }
         send(message, to: routingID)
     }
 
-    func publish(_ message: Message) {
+    func publish(_ message: consuming Message) {
         lastPublishAt = now
         guard let outgoing else { return outbox.hold(message, for: .stream) }
-        var message = message
         outgoing(&message)
         outbox.hold(message, for: .stream)
     }

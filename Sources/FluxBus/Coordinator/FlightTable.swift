@@ -23,10 +23,7 @@ struct FlightTable {
         return flights[head].sequence...last
     }
 
-    subscript(index: Int) -> InFlightDispatch {
-        get { flights[index] }
-        _modify { yield &flights[index] }
-    }
+    subscript(index: Int) -> InFlightDispatch { flights[index] }
 
     /// Starts a request; its dispatches follow with ``append(_:)``.
     mutating func begin(_ request: CurrentRequest) {

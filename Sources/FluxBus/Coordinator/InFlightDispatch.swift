@@ -28,7 +28,10 @@ struct CurrentRequest {
 
 /// One dispatch between its ACTION and its completion: which replicas still owe an acknowledgement, what each store
 /// did, and which dependencies were already released to the workers waiting for them.
-struct InFlightDispatch {
+///
+/// A class: the engine reads and updates it in place many times per acknowledgement, and as a struct each of those
+/// accesses could copy it, retaining and releasing a dozen fields. Only ``FlightTable`` holds it.
+final class InFlightDispatch {
     let action: Message.Action
     let startedAt: MonotonicTime
     /// Only the oldest dispatch in flight has a deadline and re-sends: workers apply in order, so the others wait on it.
@@ -48,6 +51,19 @@ struct InFlightDispatch {
     /// When the next re-send to silent replicas is due, and the gap after it.
     var nextResend: MonotonicTime
     var resendGap: Duration
+
+    init(
+        action: Message.Action, startedAt: MonotonicTime, deadline: MonotonicTime, awaiting: [String: Set<String>],
+        notReady: [Outcome], nextResend: MonotonicTime, resendGap: Duration
+    ) {
+        self.action = action
+        self.startedAt = startedAt
+        self.deadline = deadline
+        self.awaiting = awaiting
+        self.notReady = notReady
+        self.nextResend = nextResend
+        self.resendGap = resendGap
+    }
 
     var sequence: UInt64 { action.sequence }
     var plan: [PlanStep] { action.plan }

@@ -14,32 +14,35 @@ struct Outbox<Destination: Hashable> {
     private(set) var count = 0
 
     /// Keeps `message` for `destination` until ``release(codec:)``.
-    mutating func hold(_ message: Message, for destination: Destination) {
+    mutating func hold(_ message: consuming Message, for destination: Destination) {
         if held[destination] == nil { order.append(destination) }
         held[destination, default: []].append(message)
         count += 1
     }
 
-    /// Returns what to send, and starts empty again: per destination, in the order first held, single messages or
-    /// BUNDLEs of them, each destination's messages in their order.
-    mutating func release(codec: Codec) -> [(destination: Destination, message: Message)] {
+    /// Returns what to send, each made into an engine's effect by `effect`, and starts empty again: per destination,
+    /// in the order first held, single messages or BUNDLEs of them, each destination's messages in their order.
+    ///
+    /// A single message is moved out, not copied: a copy of a message retains and releases each of its fields, and
+    /// every dispatch passes its ACTION, ACKs and RESULT through here.
+    mutating func release<Effect>(codec: Codec, as effect: (Destination, consuming Message) -> Effect) -> [Effect] {
         defer {
             order.removeAll(keepingCapacity: true)
             held.removeAll(keepingCapacity: true)
             count = 0
         }
-        var out: [(Destination, Message)] = []
+        var out: [Effect] = []
         for destination in order {
-            let messages = held[destination]!
+            var messages = held.removeValue(forKey: destination)!
             if messages.count == 1 {
-                out.append((destination, messages[0]))
+                out.append(effect(destination, messages.removeLast()))
                 continue
             }
             // Chunks of consecutive messages, cut by count and size; a chunk of one goes as the message itself.
             var chunk: [(message: Message, body: [UInt8])] = []
             var bytes = 0
             func close() {
-                out.append((destination, chunk.count == 1
+                out.append(effect(destination, chunk.count == 1
                     ? chunk[0].message : .bundle(.init(messages: chunk.map { BundledMessage(body: $0.body) }))))
                 chunk.removeAll(keepingCapacity: true)
                 bytes = 0

@@ -67,7 +67,9 @@ extension WorkerEngine {
     /// Runs every hosted store whose dependencies have settled (or records it skipped, when one failed, was skipped or
     /// was lost), acknowledges the new results in one ACK, and finishes the dispatch when every hosted store has one.
     func advance() {
-        guard var dispatch = current else { return }
+        // Taken out while it runs, and put back before anything reads it: a copy left in `current` would make each of
+        // its collections copy itself on the first write.
+        guard var dispatch = current.take() else { return }
         var fresh: [StoreResult] = []
         while let ready = dispatch.nextRunnable() {
             let store = storesByName[ready.store]!
@@ -93,9 +95,10 @@ extension WorkerEngine {
             ])
         }
         let timings = fresh.isEmpty || dispatch.timing == nil ? [] : dispatch.timing!.takeUnsent(sentAt: clockNow())
-        current = dispatch
-        if !fresh.isEmpty { send(.ack(.init(epoch: epoch, sequence: dispatch.sequence, results: fresh, timings: timings))) }
-        if dispatch.isFinished { finish() }
+        let sequence = dispatch.sequence, isFinished = dispatch.isFinished
+        current = consume dispatch
+        if !fresh.isEmpty { send(.ack(.init(epoch: epoch, sequence: sequence, results: fresh, timings: timings))) }
+        if isFinished { finish() }
     }
 
     func run(_ store: AnyStore, in dispatch: inout LocalDispatch, step: LocalDispatch.Runnable, reported: Bool) -> StoreResult {

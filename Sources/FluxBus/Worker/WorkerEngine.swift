@@ -144,7 +144,7 @@ final class WorkerEngine {
             if case .stop = effect { stop = effect } else { effects.append(effect) }
         }
         pendingEffects.removeAll()
-        effects += outbox.release(codec: codec).map { WorkerEffect.send($0.message) }
+        effects += outbox.release(codec: codec) { _, message in WorkerEffect.send(message) }
         if let stop { effects.append(stop) }
         return effects
     }
@@ -163,8 +163,9 @@ final class WorkerEngine {
             return
         }
         session.heard(at: now)
-        for message in messages {
-            handle(message, fromSubscriber: fromSubscriber)
+        // By index: a for-in loop would copy each message out of the array, retaining and releasing all its fields.
+        for index in messages.indices {
+            handle(messages[index], fromSubscriber: fromSubscriber)
             if phase == .stopped { return }
         }
     }
@@ -227,7 +228,7 @@ final class WorkerEngine {
 
     // MARK: - Effects
 
-    func send(_ message: Message) {
+    func send(_ message: consuming Message) {
         outbox.hold(message, for: 0)
     }
 

@@ -73,7 +73,10 @@ struct WireReader: WireVisitor {
     }
 
     mutating func string(_ value: inout String, _ field: StaticString) throws(DecodeError) {
-        let utf8 = try view(length(UInt16.self, limit: limits.maxStringBytes, field), field)
+        let length = try length(UInt16.self, limit: limits.maxStringBytes, field)
+        // Empty strings are common (an untraced dispatch's `traceparent`, a result's message) and the value starts empty.
+        guard length > 0 else { return value = "" }
+        let utf8 = try view(length, field)
         // ASCII needs no validation (ids, store and action names nearly always are); the generic check costs more.
         if !utf8.contains(where: { $0 >= 0x80 }) {
             value = String(decoding: utf8, as: UTF8.self)
@@ -99,6 +102,8 @@ struct WireReader: WireVisitor {
 
     mutating func list<T: WireItem>(_ items: inout [T], _ field: StaticString) throws(DecodeError) {
         let count = Int(try integer(UInt16.self, field))
+        // An empty list (an untraced ACK's `timings`) costs a branch, not the minimum-size check and a reservation.
+        guard count > 0 else { return items.removeAll() }
         guard count <= limits.maxListCount else { throw .overLimit(field, length: count, limit: limits.maxListCount) }
         // Every item occupies at least the empty item's size: a count the frame cannot hold
         // fails here, before the array is allocated.

@@ -5,33 +5,57 @@
 package struct WireWriter: WireVisitor {
     package typealias Failure = Never
 
-    package private(set) var bytes: [UInt8] = []
+    /// The frame so far is `storage[..<count]`; the rest is room reserved ahead. Fields are stored through a pointer
+    /// into that room: appending each integer to an array took a generic call of about a hundred instructions.
+    private var storage: [UInt8]
+    /// How many bytes have been written.
+    package private(set) var count = 0
 
     package init(capacity: Int) {
-        bytes.reserveCapacity(capacity)
+        storage = [UInt8](repeating: 0, count: capacity)
+    }
+
+    /// The bytes written. The codec reserves exactly what ``WireSizer`` measured, so its frame is not copied.
+    package var bytes: [UInt8] { count == storage.count ? storage : Array(storage[..<count]) }
+
+    /// Makes room for `extra` more bytes: only tools that guess their capacity ever need it.
+    private mutating func reserve(_ extra: Int) {
+        guard count + extra > storage.count else { return }
+        storage.append(contentsOf: repeatElement(0, count: max(extra, storage.count)))
     }
 
     package mutating func integer<T: FixedWidthInteger>(_ value: T) {
-        withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
+        reserve(MemoryLayout<T>.size)
+        let offset = count
+        storage.withUnsafeMutableBytes { $0.storeBytes(of: value.bigEndian, toByteOffset: offset, as: T.self) }
+        count += MemoryLayout<T>.size
+    }
+
+    private mutating func raw(_ source: UnsafeRawBufferPointer) {
+        guard !source.isEmpty else { return }
+        reserve(source.count)
+        let offset = count
+        storage.withUnsafeMutableBytes { $0.baseAddress!.advanced(by: offset).copyMemory(from: source.baseAddress!, byteCount: source.count) }
+        count += source.count
     }
 
     package mutating func u16(_ value: inout UInt16, _ field: StaticString) { integer(value) }
     package mutating func u32(_ value: inout UInt32, _ field: StaticString) { integer(value) }
     package mutating func u64(_ value: inout UInt64, _ field: StaticString) { integer(value) }
-    package mutating func bool(_ value: inout Bool, _ field: StaticString) { bytes.append(value ? 1 : 0) }
+    package mutating func bool(_ value: inout Bool, _ field: StaticString) { integer(value ? 1 : 0 as UInt8) }
 
     package mutating func string(_ value: inout String, _ field: StaticString) {
         integer(UInt16(truncatingIfNeeded: value.utf8.count))
-        bytes.append(contentsOf: value.utf8)
+        if !value.isEmpty { value.withUTF8 { raw(UnsafeRawBufferPointer($0)) } }
     }
 
     package mutating func bytes(_ value: inout [UInt8], _ field: StaticString) {
         integer(UInt32(truncatingIfNeeded: value.count))
-        bytes.append(contentsOf: value)
+        value.withUnsafeBytes { raw($0) }
     }
 
     package mutating func enumeration<T: WireEnum>(_ value: inout T, _ field: StaticString) {
-        bytes.append(value.rawValue)
+        integer(value.rawValue)
     }
 
     package mutating func list<T: WireItem>(_ items: inout [T], _ field: StaticString) {

@@ -64,10 +64,10 @@ struct WireAnnotator: WireVisitor {
     private mutating func record(
         _ field: StaticString, _ description: String, lengthPrefix: Int = 0, _ write: (inout WireWriter) -> Void
     ) {
-        let start = writer.bytes.count
+        let start = writer.count
         write(&writer)
         let label = name(field).isEmpty ? description : "\(name(field)): \(description)"
-        spans.append(Span(range: start..<writer.bytes.count, label: label, lengthPrefix: lengthPrefix))
+        spans.append(Span(range: start..<writer.count, label: label, lengthPrefix: lengthPrefix))
     }
 
     mutating func u16(_ value: inout UInt16, _ field: StaticString) {
