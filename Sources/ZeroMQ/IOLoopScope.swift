@@ -20,10 +20,13 @@ public final class IOLoopScope {
     /// The loop this scope belongs to.
     public let loop: IOLoop
 
+    // The loop's state is only touched on its own thread, one statement at a time: the dynamic exclusivity checks of
+    // class properties (a runtime call and a thread-local access set each) cost more than the loop's own work per
+    // wake-up, so its hot properties skip them.
     private final class Registration {
         let socket: ZMQSocket
-        var onReadable: (ZMQSocket) throws -> Void
-        var isActive = true
+        @exclusivity(unchecked) var onReadable: (ZMQSocket) throws -> Void
+        @exclusivity(unchecked) var isActive = true
 
         init(socket: ZMQSocket, onReadable: @escaping (ZMQSocket) throws -> Void) {
             self.socket = socket
@@ -33,10 +36,10 @@ public final class IOLoopScope {
 
     private final class ScheduledTimer {
         let handle = IOLoopTimer()
-        var deadline: ContinuousClock.Instant
+        @exclusivity(unchecked) var deadline: ContinuousClock.Instant
         let interval: Duration?
         let body: () throws -> Void
-        var isDone = false
+        @exclusivity(unchecked) var isDone = false
 
         init(deadline: ContinuousClock.Instant, interval: Duration?, body: @escaping () throws -> Void) {
             self.deadline = deadline
@@ -51,18 +54,18 @@ public final class IOLoopScope {
         weak var socket: ZMQSocket?
     }
 
-    private var registrations: [Registration] = []
-    private var timers: [ScheduledTimer] = []
-    private var createdSockets: [WeakSocket] = []
-    private var readiness = SocketReadiness()
+    @exclusivity(unchecked) private var registrations: [Registration] = []
+    @exclusivity(unchecked) private var timers: [ScheduledTimer] = []
+    @exclusivity(unchecked) private var createdSockets: [WeakSocket] = []
+    @exclusivity(unchecked) private var readiness = SocketReadiness()
     /// The registrations behind the watched sockets from index 1 on, as of the last rebuild; index 0 is the sentinel.
-    private var polled: [Registration] = []
-    private var firstPolledIndex = 1
-    private var watchIsStale = true
+    @exclusivity(unchecked) private var polled: [Registration] = []
+    @exclusivity(unchecked) private var firstPolledIndex = 1
+    @exclusivity(unchecked) private var watchIsStale = true
     /// Whether the previous iteration waited. Handlers found ready right after a wait run at once; after a busy
     /// iteration, the next one first checks every descriptor (without waiting), so that no socket starves behind
     /// a busy one.
-    private var justWaited = false
+    @exclusivity(unchecked) private var justWaited = false
 
     /// An unconnected socket that is always watched, never readable: when the context is shut down, its descriptor
     /// fires and asking it fails with ETERM, so the loop stops even if it serves no socket of its own. `nil` if the context was
