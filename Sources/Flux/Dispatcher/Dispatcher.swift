@@ -23,27 +23,15 @@
 /// try dispatcher.dispatch("hello")
 /// ```
 public final class Dispatcher<Payload> {
-    /// A registered callback. Wrapping the closure in a struct keeps it stored in the abstraction of `register`'s
-    /// parameter; stored bare in an array it would be re-abstracted once more, and each call would pass through one
-    /// more thunk.
-    @usableFromInline struct Callback {
-        @usableFromInline let call: (Payload) throws -> Void
-        @inlinable init(_ call: @escaping (Payload) throws -> Void) { self.call = call }
-    }
-
     // Exclusivity: the properties below are read and written on every dispatch, and Swift's dynamic exclusivity
     // checks on class properties would cost more than the callbacks themselves. They are safe to turn off because
-    // no access outlives a single statement: a callback is copied out of `callbacks` before it is called, and marks
+    // no access outlives a single statement: a callback is copied out of its slot before it is called, and marks
     // are written before and after a call, never during it, so a callback that registers, unregisters or waits never
     // overlaps an access. The dispatcher is confined to one isolation domain, so no other thread can overlap one.
 
-    /// Slots in registration order, so numbers ascend and lookups can bisect; indices stay stable during a
-    /// dispatch because nothing is removed until it ends.
-    @usableFromInline let slots = SlotTable()
-    /// The callbacks, index for index with `slots`. A callback registered during a dispatch is appended, so the
-    /// indices the dispatch walks stay valid; it reads each callback afresh and takes no snapshot, whose retain and
-    /// release would cost every dispatch.
-    @exclusivity(unchecked) @usableFromInline var callbacks: ContiguousArray<Callback> = []
+    /// The callbacks in registration order, so numbers ascend and lookups can bisect; indices stay stable during a
+    /// dispatch because nothing is removed until it ends, and a callback registered meanwhile is appended.
+    @usableFromInline let slots = SlotTable<Payload>()
     @exclusivity(unchecked) @usableFromInline var lastNumber = 0
     /// Pass `p` marks a slot `2p` when its callback starts and `2p + 1` when it returns (``DispatcherSlot/mark``).
     @exclusivity(unchecked) @usableFromInline var pass: UInt64 = 0
@@ -59,8 +47,7 @@ public final class Dispatcher<Payload> {
     @inlinable @discardableResult
     public func register(_ callback: @escaping (Payload) throws -> Void) -> DispatchToken {
         lastNumber += 1
-        slots.append(DispatcherSlot(number: lastNumber))
-        callbacks.append(Callback(callback))
+        slots.append(DispatcherSlot(number: lastNumber, callback: callback))
         return DispatchToken(number: lastNumber)
     }
 
@@ -71,11 +58,10 @@ public final class Dispatcher<Payload> {
             throw FluxError.unknownToken(token)
         }
         if dispatching {
-            slots[index].mark |= DispatcherSlot.vacant
+            slots[index].mark |= DispatcherSlot<Payload>.vacant
             hasVacantSlots = true
         } else {
             slots.remove(at: index)
-            callbacks.remove(at: index)
         }
     }
 
@@ -115,12 +101,13 @@ public final class Dispatcher<Payload> {
         // By position rather than `for token in tokens`, which would copy each token and retain its text.
         for position in tokens.indices {
             guard let index = index(of: tokens[position]) else { throw FluxError.unknownToken(tokens[position]) }
-            let slot = slots[index]
-            if slot.progress >= started {
-                guard slot.progress == started &+ 1 else { throw FluxError.circularDependency(tokens[position]) }
+            // Read in place: a copy of the slot would retain its callback.
+            let progress = slots[index].progress
+            if progress >= started {
+                guard progress == started &+ 1 else { throw FluxError.circularDependency(tokens[position]) }
                 continue
             }
-            guard !slot.isVacant else { throw FluxError.unknownToken(tokens[position]) }
+            guard !slots[index].isVacant else { throw FluxError.unknownToken(tokens[position]) }
             try invoke(index, started: started, payload)
         }
     }
@@ -129,7 +116,7 @@ public final class Dispatcher<Payload> {
     @inlinable
     func invoke(_ index: Int, started: UInt64, _ payload: Payload) throws {
         slots[index].mark = started
-        try callbacks[index].call(payload)
+        try slots[index].callback(payload)
         // `| 1` rather than `started + 1` keeps the vacant bit of a callback that unregistered itself while running.
         slots[index].mark |= 1
     }
@@ -148,7 +135,6 @@ public final class Dispatcher<Payload> {
     func removeVacantSlots() {
         for index in (0..<slots.count).reversed() where slots[index].isVacant {
             slots.remove(at: index)
-            callbacks.remove(at: index)
         }
         hasVacantSlots = false
     }
