@@ -256,6 +256,16 @@ struct DispatcherRuleTests {
         #expect(runsOfA == 1)
     }
 
+    @Test func aCallbackThatUnregisteredItselfIsStillRunningForWaitFor() {
+        var own: DispatchToken!
+        own = dispatcher.register { [dispatcher] _ in
+            try dispatcher.unregister(own)
+            try dispatcher.waitFor([own])
+        }
+        #expect(throws: FluxError.circularDependency(own)) { try dispatcher.dispatch(0) }
+        #expect(throws: FluxError.unknownToken(own)) { try dispatcher.unregister(own) }
+    }
+
     @Test func aCallbackMayUnregisterItself() throws {
         var runs = 0
         var own: DispatchToken!

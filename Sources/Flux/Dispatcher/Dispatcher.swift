@@ -23,28 +23,17 @@
 /// try dispatcher.dispatch("hello")
 /// ```
 public final class Dispatcher<Payload> {
-    /// A registered callback. Wrapping the closure in a struct keeps it stored in the abstraction of `register`'s
-    /// parameter; stored bare in an array it would be re-abstracted once more, and each call would pass through one
-    /// more thunk.
-    @usableFromInline struct Callback {
-        @usableFromInline let call: (Payload) throws -> Void
-        @inlinable init(_ call: @escaping (Payload) throws -> Void) { self.call = call }
-    }
-
     // Exclusivity: the properties below are read and written on every dispatch, and Swift's dynamic exclusivity
     // checks on class properties would cost more than the callbacks themselves. They are safe to turn off because
-    // no access outlives a single statement: callbacks are called from a local copy of `callbacks`, and marks are
-    // written before and after a call, never during it, so a callback that registers, unregisters or waits never
+    // no access outlives a single statement: a callback is copied out of its slot before it is called, and marks
+    // are written before and after a call, never during it, so a callback that registers, unregisters or waits never
     // overlaps an access. The dispatcher is confined to one isolation domain, so no other thread can overlap one.
 
-    /// Slots in registration order, so numbers ascend and lookups can bisect; indices stay stable during a
-    /// dispatch because nothing is removed until it ends.
-    @usableFromInline let slots = SlotTable()
-    /// The callbacks, index for index with `slots`. A dispatch calls them from a snapshot taken as it starts, so
-    /// callbacks registered during the pass are left out unless someone waits for them.
-    @exclusivity(unchecked) @usableFromInline var callbacks: ContiguousArray<Callback> = []
+    /// The callbacks in registration order, so numbers ascend and lookups can bisect; indices stay stable during a
+    /// dispatch because nothing is removed until it ends, and a callback registered meanwhile is appended.
+    @usableFromInline let slots = SlotTable<Payload>()
     @exclusivity(unchecked) @usableFromInline var lastNumber = 0
-    /// Pass `p` marks a slot `2p` when its callback starts and `2p + 1` when it returns.
+    /// Pass `p` marks a slot `2p` when its callback starts and `2p + 1` when it returns (``DispatcherSlot/mark``).
     @exclusivity(unchecked) @usableFromInline var pass: UInt64 = 0
     @exclusivity(unchecked) @usableFromInline var pendingPayload: Payload?
     @exclusivity(unchecked) @usableFromInline var dispatching = false
@@ -58,8 +47,7 @@ public final class Dispatcher<Payload> {
     @inlinable @discardableResult
     public func register(_ callback: @escaping (Payload) throws -> Void) -> DispatchToken {
         lastNumber += 1
-        slots.append(DispatcherSlot(number: lastNumber))
-        callbacks.append(Callback(callback))
+        slots.append(DispatcherSlot(number: lastNumber, callback: callback))
         return DispatchToken(number: lastNumber)
     }
 
@@ -70,11 +58,10 @@ public final class Dispatcher<Payload> {
             throw FluxError.unknownToken(token)
         }
         if dispatching {
-            slots[index].isVacant = true
+            slots[index].mark |= DispatcherSlot<Payload>.vacant
             hasVacantSlots = true
         } else {
             slots.remove(at: index)
-            callbacks.remove(at: index)
         }
     }
 
@@ -93,16 +80,12 @@ public final class Dispatcher<Payload> {
         defer { stopDispatching() }
 
         let started = 2 &* pass
-        // Callbacks registered during this pass are not in the snapshot; they run only if someone waits for them.
-        let snapshot = callbacks
+        // Callbacks registered during this pass lie beyond `count`; they run only if someone waits for them.
+        let count = slots.count
         var index = 0
-        while index < snapshot.count {
-            let slot = slots[index]
-            if slot.mark < started, !slot.isVacant {
-                slots[index].mark = started
-                try snapshot[index].call(payload)
-                slots[index].mark = started &+ 1
-            }
+        while index < count {
+            // One comparison passes over callbacks that ran (waited for) and vacant slots, whose bit is above it.
+            if slots[index].mark < started { try invoke(index, started: started, payload) }
             index &+= 1
         }
     }
@@ -115,19 +98,27 @@ public final class Dispatcher<Payload> {
     public func waitFor(_ tokens: [DispatchToken]) throws {
         guard dispatching, let payload = pendingPayload else { throw FluxError.notDispatching }
         let started = 2 &* pass
-        for token in tokens {
-            guard let index = index(of: token) else { throw FluxError.unknownToken(token) }
-            let slot = slots[index]
-            if slot.mark >= started {
-                guard slot.mark == started &+ 1 else { throw FluxError.circularDependency(token) }
+        // By position rather than `for token in tokens`, which would copy each token and retain its text.
+        for position in tokens.indices {
+            guard let index = index(of: tokens[position]) else { throw FluxError.unknownToken(tokens[position]) }
+            // Read in place: a copy of the slot would retain its callback.
+            let progress = slots[index].progress
+            if progress >= started {
+                guard progress == started &+ 1 else { throw FluxError.circularDependency(tokens[position]) }
                 continue
             }
-            guard !slot.isVacant else { throw FluxError.unknownToken(token) }
-            let callback = callbacks[index]
-            slots[index].mark = started
-            try callback.call(payload)
-            slots[index].mark = started &+ 1
+            guard !slots[index].isVacant else { throw FluxError.unknownToken(tokens[position]) }
+            try invoke(index, started: started, payload)
         }
+    }
+
+    /// Runs the callback at `index`, marking it started and then finished for the pass that started at `started`.
+    @inlinable
+    func invoke(_ index: Int, started: UInt64, _ payload: Payload) throws {
+        slots[index].mark = started
+        try slots[index].callback(payload)
+        // `| 1` rather than `started + 1` keeps the vacant bit of a callback that unregistered itself while running.
+        slots[index].mark |= 1
     }
 
     /// Ends a dispatch. Inlinable so that it is specialised with `dispatch`: clearing `pendingPayload` in unspecialised
@@ -144,7 +135,6 @@ public final class Dispatcher<Payload> {
     func removeVacantSlots() {
         for index in (0..<slots.count).reversed() where slots[index].isVacant {
             slots.remove(at: index)
-            callbacks.remove(at: index)
         }
         hasVacantSlots = false
     }
