@@ -12,14 +12,19 @@ enum BusWorkload {
         var quiet = Logger(label: "flux-instructions")
         quiet.logLevel = .critical
         let context = try ZMQContext()
-        let configuration = CoordinatorConfiguration(
-            controlEndpoint: "inproc://instructions-control", publishEndpoint: "inproc://instructions-publish")
+        // Timers run by the clock, not per dispatch, and a run under callgrind is slow and its speed varies: long
+        // heartbeats and ticks keep the count to the dispatches' own work.
+        var configuration = CoordinatorConfiguration(
+            controlEndpoint: "inproc://instructions-control", publishEndpoint: "inproc://instructions-publish",
+            ackTimeout: .seconds(600), heartbeatInterval: .seconds(60))
+        configuration.tickInterval = .seconds(5)
         let coordinator = Coordinator(configuration: configuration, context: context, logger: quiet)
         Task { try await coordinator.run() }
         _ = try await coordinator.endpoints
-        let worker = Worker(
-            configuration: .init(id: "w1", coordinator: configuration.controlEndpoint, stores: [HostedStore(CounterStore.self)]),
-            context: context, logger: quiet)
+        var workerConfiguration = WorkerConfiguration(
+            id: "w1", coordinator: configuration.controlEndpoint, stores: [HostedStore(CounterStore.self)])
+        workerConfiguration.heartbeatInterval = .seconds(60)
+        let worker = Worker(configuration: workerConfiguration, context: context, logger: quiet)
         Task { try await worker.run() }
         let client = try await BusClient(endpoint: configuration.controlEndpoint, context: context)
         while try await client.status().workers.filter({ $0.state == .live }).isEmpty {
