@@ -113,7 +113,12 @@ let package = Package(
 
         .testTarget(name: "FluxTests", dependencies: ["Flux", "FluxStores"]),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
-        .testTarget(name: "FluxBusTests", dependencies: ["FluxBus", "FluxBusTools", "Flux", "FluxStores"]),
+        .testTarget(
+            name: "FluxBusTests",
+            dependencies: [
+                "FluxBus", "FluxBusTools", "Flux", "FluxStores", .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
         // Deterministic simulation: the real engines under a seeded network, clock and disk, with faults.
         .testTarget(
             name: "SimulationTests",

@@ -41,22 +41,22 @@ struct HistoryScenarioTests {
     /// so, and a replica that joins after the tally's own snapshot agrees with the first.
     @Test func aLateStoreAfterCompactionStartsWhereTheLogDoes() throws {
         let cluster = SimCluster(seed: 12, faults: .nothing, topology: .lateTally, actionsPerClient: 80, workersDown: [2, 3])
-        cluster.run(until: 120_000_000) { ($0.disk.actions.keys.min() ?? 1) > 1 }
-        let logStart = try #require(cluster.disk.actions.keys.min())
+        cluster.run(until: 120_000_000) { ($0.disk.oldestSequence ?? 1) > 1 }
+        let logStart = try #require(cluster.disk.oldestSequence)
         #expect(logStart > 1, "the log was compacted")
         cluster.retired = [3]
         cluster.startWorker(2, withCheckpoint: false)
         // Until the tally's own snapshot let the log be compacted past where the tally joined.
         cluster.run(until: cluster.now + 200_000_000) {
             ($0.disk.snapshots[SimTally.name]?.sequence ?? 0) > 0
-                && ($0.disk.actions.keys.min() ?? 1) > ($0.disk.histories[SimTally.name]?.before ?? .max)
+                && ($0.disk.oldestSequence ?? 1) > ($0.disk.histories[SimTally.name]?.before ?? .max)
         }
         let history = try #require(cluster.disk.histories[SimTally.name])
         #expect(history.from == logStart, "its history starts where the log did")
         #expect(history.lacksStart)
         let status = try #require(cluster.coordinator?.status(requestID: "s").stores.first { $0.name == SimTally.name })
         #expect(status.historyFrom == logStart && status.historyBefore == history.before)
-        #expect((cluster.disk.actions.keys.min() ?? 1) > history.before, "the history itself was compacted since")
+        #expect((cluster.disk.oldestSequence ?? 1) > history.before, "the history itself was compacted since")
         cluster.retired = []
         cluster.startWorker(3, withCheckpoint: false)
         #expect(ScenarioTests.settle(cluster), "\(cluster.checker.recentSteps.suffix(10))")

@@ -30,7 +30,7 @@ struct PoisonScenarioTests {
         #expect(ledgers[0]?.contains(trapping) == false)
 
         // The request id's recorded answer, what the client asking again gets, says poisoned where it said unknown.
-        let recorded = cluster.disk.requests.values.compactMap(\.result).flatMap { answer -> [Outcome] in
+        let recorded = cluster.disk.requests.values.compactMap(\.answer).flatMap { answer -> [Outcome] in
             switch answer {
             case .result(let result) where result.sequence == sequence: result.outcomes
             case .batchResult(let batch): batch.failures.filter { $0.sequence == sequence }.map(\.outcome)

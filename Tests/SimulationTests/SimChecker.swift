@@ -200,9 +200,9 @@ final class SimChecker {
             return fail("the log was silently shortened: it ends at #\(recovered.lastSequence), but #\(disk.highestCommitted) "
                 + "had been committed")
         }
-        let oldest = disk.actions.keys.min() ?? recovered.lastSequence + 1
+        let oldest = disk.oldestSequence ?? recovered.lastSequence + 1
         for (sequence, id) in acknowledged where sequence >= oldest {
-            guard let row = disk.actions[sequence], actionOfPayload[row.action.payload] == id else {
+            guard let row = disk.action(at: sequence), actionOfPayload[row.action.payload] == id else {
                 return fail("an acknowledged request was lost: #\(sequence) (action \(id)) is not in the log after a restart")
             }
         }

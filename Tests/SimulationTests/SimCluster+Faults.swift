@@ -63,14 +63,14 @@ extension SimCluster {
         for index in clients.indices { clients[index].generation += 1 }
         reader.generation += 1
         agenda.schedule(.coordinatorRestart, at: now + Int64.random(in: 100_000...1_500_000, using: &random))
-        if faults.logDamage > 0, let last = disk.actions.keys.max(), Double.random(in: 0..<1, using: &damageRandom) < faults.logDamage {
+        if faults.logDamage > 0, let last = disk.newestSequence, Double.random(in: 0..<1, using: &damageRandom) < faults.logDamage {
             damagedLogBackup = disk.contents
             if Bool.random(using: &damageRandom) {
                 let cut = UInt64.random(in: 1...min(last, 50), using: &damageRandom)
-                for sequence in disk.actions.keys where sequence > last - cut { disk.actions[sequence] = nil }
+                disk.removeActions(after: last - cut)
                 checker.note("fault: the log loses its last \(cut) actions (through #\(last))")
             } else {
-                disk.restore(SimulatedDisk.Contents())
+                disk.restore(MemoryLogTables())
                 checker.note("fault: the log is emptied (it held through #\(last))")
             }
         }

@@ -60,7 +60,7 @@ final class SimCluster {
     /// Draws for busy handlers only, for the same reason.
     var busyRandom: SplitMix64
     /// The log as it was before a damage fault, for the operator's restore after the refusal.
-    var damagedLogBackup: SimulatedDisk.Contents?
+    var damagedLogBackup: MemoryLogTables?
     /// How often a restarted coordinator refused its damaged log.
     var logRefusals = 0
     /// Busy handlers injected, and how many of them ended in a stop (the guard's GOODBYE).

@@ -15,7 +15,7 @@ struct TransferScenarioTests {
             messages.contains { if case .chunk(let chunk) = $0 { chunk.offset > 0 } else { false } }
         }
         cluster.run(until: 200_000_000) {
-            $0.crashesCoordinatorOn == nil && $0.checker.acknowledged.count == 120 && ($0.disk.actions.keys.min() ?? 1) > 1
+            $0.crashesCoordinatorOn == nil && $0.checker.acknowledged.count == 120 && ($0.disk.oldestSequence ?? 1) > 1
         }
         #expect(cluster.crashesCoordinatorOn == nil, "the coordinator crashed mid-transfer")
         #expect(cluster.checker.violation == nil, "\(cluster.checker.violation ?? "")")
@@ -34,8 +34,8 @@ struct TransferScenarioTests {
     /// restarted it joins again, receives the whole snapshot, and ends equal to the other replica.
     @Test func aWorkerCrashMidSnapshotInstallsNothingAndJoinsAgain() {
         let cluster = SimCluster(seed: 3, faults: .nothing, actionsPerClient: 30, workersDown: [1])
-        cluster.run(until: 120_000_000) { $0.checker.acknowledged.count == 90 && ($0.disk.actions.keys.min() ?? 1) > 1 }
-        #expect((cluster.disk.actions.keys.min() ?? 1) > 1, "the log was compacted")
+        cluster.run(until: 120_000_000) { $0.checker.acknowledged.count == 90 && ($0.disk.oldestSequence ?? 1) > 1 }
+        #expect((cluster.disk.oldestSequence ?? 1) > 1, "the log was compacted")
         cluster.retired = []
         let chunksBefore = cluster.checker.transfers["CHUNK from the coordinator", default: 0]
         cluster.startWorker(1, withCheckpoint: false)

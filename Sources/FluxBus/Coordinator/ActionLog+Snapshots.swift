@@ -21,8 +21,7 @@ extension ActionLog {
             """)
     }
 
-    /// The bytes `from..<to` of a snapshot, gathered from the chunks that hold them.
-    /// - Throws: ``LogDamage`` when chunks are missing.
+    /// The bytes `from..<to` of a snapshot, gathered from the chunks that hold them (fewer when chunks are missing).
     static func readSnapshotBytes(_ db: Database, store: String, sequence: UInt64, from offset: UInt64, to end: UInt64) throws -> [UInt8] {
         // The chunk that holds `offset`, then those up to `end`: both through the primary key.
         let start = try Int64.fetchOne(db.cachedStatement(sql: """
@@ -40,9 +39,6 @@ extension ActionLog {
             let from = Int(max(offset, chunkStart) - chunkStart)
             let to = Int(min(end, chunkStart + UInt64(data.count)) - chunkStart)
             if from < to { bytes += data[data.startIndex + from..<data.startIndex + to] }
-        }
-        guard bytes.count == Int(end - offset) else {
-            throw LogDamage(detail: "the snapshot of `\(store)` at #\(sequence) lacks bytes \(offset)…\(end)")
         }
         return bytes
     }

@@ -12,7 +12,7 @@ import GRDBSQLite
 /// no action reaches a worker before its record is committed (and, with `--sync always`, on disk).
 ///
 /// It is only ever used on the coordinator's I/O thread.
-final class ActionLog: LogStorage {
+final class ActionLog: BufferedLog {
     typealias Sync = LogSync
 
     /// The data directory, or nil when the log is in memory.
@@ -24,18 +24,10 @@ final class ActionLog: LogStorage {
     /// The bus id, the chain, and the mark beside the log.
     let identity: LogIdentity
     private let newBus: Bool
-    private var writes: [LogWrite] = []
-    /// Whether an action waits in ``writes``: it must be committed before it is published.
-    private(set) var hasUnflushedActions = false
+    /// The writes until the group commit, and what FETCH and the engine read without asking SQLite.
+    let buffer = LogBuffer()
     private var commitsSinceCheckpoint = 0
     private var commitsSinceTruncation = 0
-    /// The first sequence still in the log, kept here so that FETCH does not ask SQLite.
-    private(set) var oldestRetained: UInt64 = 1
-    private(set) var knownStores: [String] = []
-    private(set) var histories: [String: StoreHistory] = [:]
-    private(set) var poisonMarks: [PoisonMark] = []
-    private var knownStoreSet: Set<String> = []
-    private(set) var snapshots: [String: LogSnapshot] = [:]
     /// The request ids the log may hold: a fresh id is answered without SQL.
     private(set) var requestIDs = RequestIDIndex()
     /// Where commits, checkpoints and snapshots are timed, when the coordinator serves metrics.
@@ -161,6 +153,7 @@ final class ActionLog: LogStorage {
         for row in storeRows { recovered.histories[row["name"]] = StoreHistory(from: row["historyFrom"], before: row["historyBefore"]) }
         recovered.poisonMarks = try Row.fetchAll(db, sql: "SELECT sequence, store, reason FROM poison ORDER BY sequence, store")
             .map { PoisonMark(sequence: $0["sequence"], store: $0["store"], reason: $0["reason"]) }
+        var snapshots: [String: LogSnapshot] = [:]
         for snapshot in try Self.readSnapshots(db) { snapshots[snapshot.store] = snapshot }
         // Completions are recorded in order, so everything up to lastCompleted completed; a gap would mean
         // the file was edited or damaged.
@@ -168,11 +161,8 @@ final class ActionLog: LogStorage {
         if let oldest, recovered.lastCompleted >= oldest, completedCount != recovered.lastCompleted - oldest + 1 {
             throw LogDamage(detail: "completed dispatches \(oldest)…\(recovered.lastCompleted) have gaps")
         }
-        oldestRetained = oldest ?? recovered.lastSequence + 1
-        knownStores = recovered.stores
-        histories = recovered.histories
-        poisonMarks = recovered.poisonMarks
-        knownStoreSet = Set(recovered.stores)
+        let oldestRetained = oldest ?? recovered.lastSequence + 1
+        buffer.recovered(recovered, oldestRetained: oldestRetained, snapshots: snapshots)
         let busID = try String.fetchOne(db, sql: "SELECT id FROM bus LIMIT 1")
         let tail = try Int64.fetchOne(db, sql: "SELECT chain FROM action ORDER BY sequence DESC LIMIT 1").map { UInt64(bitPattern: $0) }
         // A log with actions and no bus row was written by a FluxBus without identities: its first start adopts it.
@@ -188,110 +178,31 @@ final class ActionLog: LogStorage {
         }
     }
 
-    // MARK: - Writing
-
-    func beginEpoch(_ epoch: UInt64) { writes.append(.epoch(epoch)) }
-
-    /// Logs an accepted action, with its request id and, for a batch, the batch's first sequence and size. It must
-    /// be flushed before the action is published.
-    func append(
-        sequence: UInt64, epoch: UInt64, action: BatchAction, origin: String, requestID: String, batch: (first: UInt64, size: Int)?,
-        fingerprint: UInt64
-    ) {
-        let chain = identity.appended(sequence: sequence, action: action)
-        requestIDs.insert(requestID)
-        writes.append(.action(
-            sequence: sequence, epoch: epoch, action: action, origin: origin, requestID: requestID, batch: batch, chain: chain,
-            fingerprint: fingerprint))
-        hasUnflushedActions = true
-    }
-
-    /// Records a completed dispatch's entry, for replay: without its payload, which the action's row holds already.
-    func complete(_ entry: ReplayEntry) {
-        var outcomes = entry
-        outcomes.payload = []
-        writes.append(.completion(sequence: entry.sequence, entry: codec.encodeEntry(outcomes)))
-    }
-
-    /// Records a request's plans, before its first ACTION is published.
-    func recordPlans(_ plans: [String: [PlanStep]], request first: UInt64) {
-        writes.append(.plans(request: first, plans: plans))
-    }
-
-    /// Records a store's outcome that stores wait for, before it is released to them.
-    func recordDecision(_ output: StoreOutput, sequence: UInt64) {
-        writes.append(.decision(sequence: sequence, output: output))
-    }
-
-    func recordPoison(_ mark: PoisonMark) {
-        poisonMarks.append(mark)
-        poisonMarks.sort { ($0.sequence, $0.store) < ($1.sequence, $1.store) }
-        writes.append(.poison(mark))
-    }
-
-    /// Records the answer (RESULT or BATCH_RESULT) owed to a request id, for retries.
-    func recordAnswer(_ message: Message, for requestID: String, sequence: UInt64) {
-        requestIDs.insert(requestID)
-        writes.append(.answer(requestID: requestID, sequence: sequence, message: codec.encode(message)[1]))
-    }
-
-    /// Remembers a store name, so that compaction waits for its snapshot, with the history it replays.
-    func rememberStore(_ name: String, history: StoreHistory) {
-        guard knownStoreSet.insert(name).inserted else { return }
-        knownStores.append(name)
-        histories[name] = history
-        writes.append(.store(name, history))
-    }
-
-    func beginSnapshot(store: String, sequence: UInt64) { writes.append(.snapshotBegin(store: store, sequence: sequence)) }
-
-    func writeSnapshotChunk(store: String, sequence: UInt64, offset: UInt64, bytes: [UInt8]) {
-        writes.append(.snapshotChunk(store: store, sequence: sequence, offset: offset, bytes: bytes))
-    }
-
-    func saveSnapshot(_ snapshot: LogSnapshot) {
-        snapshots[snapshot.store] = snapshot
-        metrics?.snapshotSaved(store: snapshot.store)
-        writes.append(.snapshot(snapshot))
-    }
-
-    func abandonSnapshot(store: String, sequence: UInt64) { writes.append(.snapshotAbandon(store: store, sequence: sequence)) }
+    // MARK: - Writing (the rest is ``BufferedLog``'s)
 
     func snapshotBytes(store: String, sequence: UInt64, offset: UInt64, count: Int) throws -> [UInt8]? {
-        guard let snapshot = snapshots[store], snapshot.sequence == sequence else { return nil }
-        guard offset < snapshot.size, count > 0 else { return [] }
-        let end = min(offset + UInt64(count), snapshot.size)
-        return try database.inDatabase { db in
-            try Self.readSnapshotBytes(db, store: store, sequence: sequence, from: offset, to: end)
+        try snapshotBytes(store: store, sequence: sequence, offset: offset, count: count) { end in
+            try database.inDatabase { db in try Self.readSnapshotBytes(db, store: store, sequence: sequence, from: offset, to: end) }
         }
-    }
-
-    /// Drops the entries up to and including `sequence`, and all but the newest `keepRequests` request ids.
-    func compact(through sequence: UInt64, keepRequests: Int) {
-        guard sequence >= oldestRetained else { return }
-        oldestRetained = sequence + 1
-        writes.append(.compaction(through: sequence, keepRequests: keepRequests))
     }
 
     /// Commits every buffered write in one transaction.
     /// - Throws: ``BusError`` (`storage`) when SQLite cannot write: the coordinator must stop rather than publish
     ///   what it could not log.
     func flush() throws {
-        guard !writes.isEmpty else { return }
-        let pending = writes
-        let started = metrics == nil ? nil : ContinuousClock.now
+        guard !buffer.writes.isEmpty else { return }
         do {
-            try database.write { db in
-                for write in pending { try write.perform(in: db) }
+            try commitBuffer { pending in
+                try database.write { db in
+                    for write in pending { try write.perform(in: db, codec: codec) }
+                }
+                for write in pending { indexRequestID(of: write) }
             }
-            if let started { metrics?.committed(in: .now - started) }
         } catch {
             throw BusError(code: .storage, message: "cannot write the log\(path.map { " \($0)" } ?? ""): \(error). "
                 + "The coordinator stops rather than publish what it could not log; check the disk (space, permissions, "
                 + "errors in the system log), then start it again: it resumes from what was committed")
         }
-        writes.removeAll(keepingCapacity: true)
-        hasUnflushedActions = false
         // A rebuild that fails leaves the index as it was, still a superset of the table: lookups stay correct.
         if requestIDs.isRebuildDue { try? rebuildRequestIDs() }
         commitsSinceCheckpoint += 1
@@ -347,6 +258,14 @@ final class ActionLog: LogStorage {
             answer: answer, fingerprint: (row["fingerprint"] as Int64?).map { UInt64(bitPattern: $0) }, actionType: row["actionType"])
     }
 
+    /// Adds a committed write's request id to the index.
+    private func indexRequestID(of write: LogWrite) {
+        switch write {
+        case .action(_, _, _, _, let requestID, _, _, _), .answer(let requestID, _, _): requestIDs.insert(requestID)
+        default: break
+        }
+    }
+
     /// Rebuilds the request id index from the `request` table: at start, and once it has doubled since (compaction
     /// deletes ids from the table, never from the index).
     func rebuildRequestIDs() throws {
@@ -370,11 +289,6 @@ final class ActionLog: LogStorage {
     }
 
     // MARK: - Errors
-
-    struct LogDamage: Error, CustomStringConvertible {
-        let detail: String
-        var description: String { detail }
-    }
 
     private static func unreadable(_ directory: String?, _ error: any Error) -> BusError {
         let place = directory.map { "the log in \(($0 as NSString).appendingPathComponent(fileName))" } ?? "the in-memory log"

@@ -72,9 +72,8 @@ public final class Coordinator: Service, Sendable {
         do {
             engine = try await loop.run { scope in
                 // The log first: a coordinator that cannot read its history must not take a port and look healthy.
-                let log = try ActionLog(directory: configuration.dataDirectory, sync: configuration.sync, newBus: configuration.newBus)
                 let metrics = registry.map(CoordinatorMetrics.init(registry:))
-                log.metrics = metrics?.log
+                let log = try Self.openLog(configuration, metrics: metrics?.log)
                 let recovered = try log.recover()
                 Self.report(recovered, path: log.path, logger: logger)
                 // Epochs grow across restarts even if the clock went back.
@@ -173,6 +172,18 @@ public final class Coordinator: Service, Sendable {
         try? await loop.run { _ in engine.value.flushLog() }
         await loop.shutdown()
         logger.info("coordinator stopped", metadata: (counts ?? [:]).mapValues { "\($0)" })
+    }
+
+    /// The log: SQLite in the data directory, or, without one (`--in-memory`), the ``MemoryLog``, which runs no SQL.
+    private static func openLog(_ configuration: CoordinatorConfiguration, metrics: LogMetrics?) throws -> any BufferedLog {
+        guard let directory = configuration.dataDirectory else {
+            let log = MemoryLog(sync: configuration.sync)
+            log.metrics = metrics
+            return log
+        }
+        let log = try ActionLog(directory: directory, sync: configuration.sync, newBus: configuration.newBus)
+        log.metrics = metrics
+        return log
     }
 
     /// Says what opening the log decided: loudly when `--new-bus` went on from a log that lost what it had committed.

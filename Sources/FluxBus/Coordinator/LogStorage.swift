@@ -4,8 +4,9 @@ import FluxBusProtocol
 ///
 /// Writes are buffered, and ``flush()`` commits everything buffered in one transaction: the group commit. The engine
 /// flushes before it publishes an action it logged, so no action reaches a worker before its record is committed.
-/// The shell hands the engine the SQLite ``ActionLog``; the simulation tests hand it a simulated disk that loses
-/// what was not flushed when its coordinator crashes, and that can fail a flush.
+/// The shell hands the engine the SQLite ``ActionLog`` over a data directory, or the ``MemoryLog`` without one
+/// (`--in-memory`: no SQL); the simulation tests hand it a simulated disk that loses what was not flushed when its
+/// coordinator crashes, and that can fail a flush.
 ///
 /// The engine calls this port synchronously: on the coordinator's one I/O thread a commit has no one to overlap with,
 /// and "commit, then publish" stays a matter of statement order (docs/ARCHITECTURE.md, "The engines").
@@ -73,6 +74,12 @@ protocol LogStorage: AnyObject {
     func chain(at sequence: UInt64) throws -> UInt64?
     /// Completed entries with sequences in `range`, at most `maximum` of them, oldest first.
     func entries(in range: ClosedRange<UInt64>, maximum: Int) throws -> [ReplayEntry]
+}
+
+/// A log whose records contradict each other, or lack what they promise: it cannot be read back.
+struct LogDamage: Error, CustomStringConvertible {
+    let detail: String
+    var description: String { detail }
 }
 
 /// A request whose actions were logged and not all completed: the coordinator dispatches the rest again after a

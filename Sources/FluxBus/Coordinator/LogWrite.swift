@@ -1,17 +1,17 @@
-import Foundation
 import FluxBusProtocol
-import GRDB
 
-/// One buffered write of the SQLite log, as ``ActionLog`` keeps them until its group commit, and how it is applied.
+/// One buffered write of a log, as ``LogBuffer`` keeps them until the group commit. ``ActionLog`` runs each as SQL
+/// (LogWrite+SQL.swift), ``MemoryLog`` applies it to Swift collections (``MemoryLogTables``), by the same rules.
 enum LogWrite {
     case epoch(UInt64)
     case action(
         sequence: UInt64, epoch: UInt64, action: BatchAction, origin: String, requestID: String, batch: (first: UInt64, size: Int)?,
         chain: UInt64, fingerprint: UInt64)
-    case completion(sequence: UInt64, entry: [UInt8])
+    /// The entry without its payload: the action's write holds it already.
+    case completion(ReplayEntry)
     case decision(sequence: UInt64, output: StoreOutput)
     case plans(request: UInt64, plans: [String: [PlanStep]])
-    case answer(requestID: String, sequence: UInt64, message: [UInt8])
+    case answer(requestID: String, sequence: UInt64, message: Message)
     case store(String, StoreHistory)
     case poison(PoisonMark)
     case snapshot(LogSnapshot)
@@ -19,101 +19,4 @@ enum LogWrite {
     case snapshotChunk(store: String, sequence: UInt64, offset: UInt64, bytes: [UInt8])
     case snapshotAbandon(store: String, sequence: UInt64)
     case compaction(through: UInt64, keepRequests: Int)
-
-    func perform(in db: Database) throws {
-        let now = Date().timeIntervalSince1970
-        switch self {
-        case .epoch(let epoch):
-            try db.cachedStatement(sql: "INSERT INTO epoch (epoch, startedAt) VALUES (?, ?)").execute(arguments: [epoch, now])
-        case .action(let sequence, let epoch, let action, let origin, let requestID, let batch, let chain, let fingerprint):
-            // The hot path: one row per action, bound straight through SQLite's C API.
-            let statement = try db.cachedStatement(sql: """
-                INSERT INTO action (sequence, epoch, actionType, payload, error, origin, requestID, batchFirst, batchSize, loggedAt, chain)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """)
-            var row = RowBinder(statement)
-            row.integer(sequence)
-            row.integer(epoch)
-            row.text(action.actionType)
-            row.blob(action.payload)
-            row.text(action.error)
-            row.text(origin)
-            row.text(requestID.isEmpty ? nil : requestID)
-            if let batch { row.integer(batch.first) } else { row.null() }
-            row.integer(UInt64(batch?.size ?? 0))
-            row.real(now)
-            row.integer(chain)
-            try row.run(in: db)
-            if !requestID.isEmpty, batch.map({ $0.first == sequence }) ?? true {
-                try db.cachedStatement(sql: "INSERT OR REPLACE INTO request (requestID, sequence, fingerprint, actionType) VALUES (?, ?, ?, ?)")
-                    .execute(arguments: [requestID, sequence, Int64(bitPattern: fingerprint), action.actionType])
-            }
-        case .completion(let sequence, let entry):
-            // A row of its own: updating the action's row would write its payload again.
-            var row = RowBinder(try db.cachedStatement(sql: "INSERT OR REPLACE INTO outcome (sequence, entry, completedAt) VALUES (?, ?, ?)"))
-            row.integer(sequence)
-            row.blob(entry)
-            row.real(now)
-            try row.run(in: db)
-        case .decision(let sequence, let output):
-            try db.cachedStatement(sql: """
-                INSERT OR IGNORE INTO decision (sequence, store, status, message, output) VALUES (?, ?, ?, ?, ?)
-                """).execute(arguments: [sequence, output.store, output.status.rawValue, output.message, output.output.map { Data($0) }])
-        case .plans(let request, let plans):
-            for (actionType, steps) in plans {
-                try db.cachedStatement(sql: "INSERT OR REPLACE INTO plan (request, actionType, steps) VALUES (?, ?, ?)")
-                    .execute(arguments: [request, actionType, PlanText.encode(steps)])
-            }
-        case .answer(let requestID, let sequence, let message):
-            try db.cachedStatement(sql: """
-                INSERT INTO request (requestID, sequence, result) VALUES (?, ?, ?)
-                ON CONFLICT (requestID) DO UPDATE SET result = excluded.result
-                """)
-                .execute(arguments: [requestID, sequence, Data(message)])
-        case .store(let name, let history):
-            try db.cachedStatement(sql: "INSERT OR IGNORE INTO store (name, firstSeen, historyFrom, historyBefore) VALUES (?, ?, ?, ?)")
-                .execute(arguments: [name, now, history.from, history.before])
-        case .poison(let mark):
-            try db.cachedStatement(sql: "INSERT OR IGNORE INTO poison (sequence, store, reason, markedAt) VALUES (?, ?, ?, ?)")
-                .execute(arguments: [mark.sequence, mark.store, mark.reason, now])
-        case .snapshot(let snapshot):
-            try db.cachedStatement(sql: """
-                INSERT OR REPLACE INTO snapshot (store, sequence, digest, state, worker, takenAt, size, checksum)
-                VALUES (?, ?, ?, x'', ?, ?, ?, ?)
-                """).execute(arguments: [
-                    snapshot.store, snapshot.sequence, Int64(bitPattern: snapshot.digest), snapshot.worker, now,
-                    Int64(bitPattern: snapshot.size), Int64(bitPattern: snapshot.checksum),
-                ])
-            try db.cachedStatement(sql: "DELETE FROM snapshot_chunk WHERE store = ? AND sequence <> ?")
-                .execute(arguments: [snapshot.store, snapshot.sequence])
-        case .snapshotBegin(let store, let sequence), .snapshotAbandon(let store, let sequence):
-            // Never the recorded snapshot's own chunks: a snapshot is only received at a later sequence.
-            try db.cachedStatement(sql: """
-                DELETE FROM snapshot_chunk WHERE store = ?1 AND sequence = ?2
-                AND NOT EXISTS (SELECT 1 FROM snapshot WHERE store = ?1 AND sequence = ?2)
-                """).execute(arguments: [store, sequence])
-        case .snapshotChunk(let store, let sequence, let offset, let bytes):
-            var row = RowBinder(try db.cachedStatement(sql: """
-                INSERT OR REPLACE INTO snapshot_chunk (store, sequence, offset, bytes) VALUES (?, ?, ?, ?)
-                """))
-            row.text(store)
-            row.integer(sequence)
-            row.integer(offset)
-            row.blob(bytes)
-            try row.run(in: db)
-        case .compaction(let through, let keepRequests):
-            try db.execute(sql: "DELETE FROM action WHERE sequence <= ?", arguments: [through])
-            try db.execute(sql: "DELETE FROM outcome WHERE sequence <= ?", arguments: [through])
-            try db.execute(sql: "DELETE FROM decision WHERE sequence <= ?", arguments: [through])
-            // Plans of requests that completed: every request that still has an action to run starts later.
-            try db.execute(sql: """
-                DELETE FROM plan WHERE request < COALESCE(
-                    (SELECT MIN(COALESCE(batchFirst, sequence)) FROM action
-                     WHERE sequence > (SELECT COALESCE(MAX(sequence), 0) FROM outcome)), ?)
-                """, arguments: [through + 1])
-            try db.execute(sql: """
-                DELETE FROM request WHERE sequence < (SELECT sequence FROM request ORDER BY sequence DESC LIMIT 1 OFFSET ?)
-                """, arguments: [max(0, keepRequests - 1)])
-        }
-    }
 }

@@ -3,7 +3,7 @@ import Foundation
 
 /// The coordinator log's timings: each commit (with `--sync always`, the fsync is in it), each batch-mode or
 /// truncating checkpoint (which syncs the WAL), and each snapshot from the STATE_REQUEST that asks a replica for it
-/// to its record in the log. ``ActionLog`` reports to it when it has one, and reads no clock when it has none.
+/// to its record in the log. The log (``BufferedLog``) reports to it when it has one, and reads no clock when it has none.
 final class LogMetrics {
     private let commit: CoreMetrics.Timer
     private let checkpoint: CoreMetrics.Timer
@@ -19,6 +19,13 @@ final class LogMetrics {
     }
 
     func committed(in duration: Duration) { commit.recordNanoseconds(duration.nanosecondsClamped) }
+
+    /// Runs a commit, and records how long it took when it succeeds.
+    func timingCommit(_ commit: () throws -> Void) rethrows {
+        let started = ContinuousClock.now
+        try commit()
+        committed(in: .now - started)
+    }
 
     func checkpointed(in duration: Duration) { checkpoint.recordNanoseconds(duration.nanosecondsClamped) }
 

@@ -1,0 +1,51 @@
+import FluxBusProtocol
+
+/// What a log keeps in memory whatever its storage: the writes waiting for the next group commit, and what the engine
+/// reads on every dispatch without asking the storage (the oldest sequence, the stores, their histories and
+/// snapshots, the poison marks). The SQLite log and the in-memory one share it (``BufferedLog``), so both answer alike.
+final class LogBuffer {
+    private(set) var writes: [LogWrite] = []
+    /// Whether an action waits in ``writes``: it must be committed before it is published.
+    private(set) var hasUnflushedActions = false
+    /// The first sequence still in the log.
+    var oldestRetained: UInt64 = 1
+    private(set) var knownStores: [String] = []
+    private(set) var histories: [String: StoreHistory] = [:]
+    private(set) var poisonMarks: [PoisonMark] = []
+    private var knownStoreSet: Set<String> = []
+    var snapshots: [String: LogSnapshot] = [:]
+
+    func add(_ write: LogWrite) {
+        if case .action = write { hasUnflushedActions = true }
+        writes.append(write)
+    }
+
+    /// After a commit: nothing waits any more.
+    func committed() {
+        writes.removeAll(keepingCapacity: true)
+        hasUnflushedActions = false
+    }
+
+    /// What the log held when it was opened.
+    func recovered(_ recovery: LogRecovery, oldestRetained: UInt64, snapshots: [String: LogSnapshot]) {
+        self.oldestRetained = oldestRetained
+        knownStores = recovery.stores
+        knownStoreSet = Set(recovery.stores)
+        histories = recovery.histories
+        poisonMarks = recovery.poisonMarks
+        self.snapshots = snapshots
+    }
+
+    /// Whether `name` is new; a new store is known from now on.
+    func remember(_ name: String, history: StoreHistory) -> Bool {
+        guard knownStoreSet.insert(name).inserted else { return false }
+        knownStores.append(name)
+        histories[name] = history
+        return true
+    }
+
+    func addPoison(_ mark: PoisonMark) {
+        poisonMarks.append(mark)
+        poisonMarks.sort { ($0.sequence, $0.store) < ($1.sequence, $1.store) }
+    }
+}

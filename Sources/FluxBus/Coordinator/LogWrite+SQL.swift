@@ -1,0 +1,104 @@
+import Foundation
+import FluxBusProtocol
+import GRDB
+
+/// How ``ActionLog``'s group commit applies each buffered write: SQL, one statement or a few per write.
+extension LogWrite {
+    /// Runs the write in the transaction of a group commit; `codec` encodes entries and answers as their columns hold them.
+    func perform(in db: Database, codec: Codec) throws {
+        let now = Date().timeIntervalSince1970
+        switch self {
+        case .epoch(let epoch):
+            try db.cachedStatement(sql: "INSERT INTO epoch (epoch, startedAt) VALUES (?, ?)").execute(arguments: [epoch, now])
+        case .action(let sequence, let epoch, let action, let origin, let requestID, let batch, let chain, let fingerprint):
+            // The hot path: one row per action, bound straight through SQLite's C API.
+            let statement = try db.cachedStatement(sql: """
+                INSERT INTO action (sequence, epoch, actionType, payload, error, origin, requestID, batchFirst, batchSize, loggedAt, chain)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """)
+            var row = RowBinder(statement)
+            row.integer(sequence)
+            row.integer(epoch)
+            row.text(action.actionType)
+            row.blob(action.payload)
+            row.text(action.error)
+            row.text(origin)
+            row.text(requestID.isEmpty ? nil : requestID)
+            if let batch { row.integer(batch.first) } else { row.null() }
+            row.integer(UInt64(batch?.size ?? 0))
+            row.real(now)
+            row.integer(chain)
+            try row.run(in: db)
+            if !requestID.isEmpty, batch.map({ $0.first == sequence }) ?? true {
+                try db.cachedStatement(sql: "INSERT OR REPLACE INTO request (requestID, sequence, fingerprint, actionType) VALUES (?, ?, ?, ?)")
+                    .execute(arguments: [requestID, sequence, Int64(bitPattern: fingerprint), action.actionType])
+            }
+        case .completion(let entry):
+            // A row of its own: updating the action's row would write its payload again.
+            var row = RowBinder(try db.cachedStatement(sql: "INSERT OR REPLACE INTO outcome (sequence, entry, completedAt) VALUES (?, ?, ?)"))
+            row.integer(entry.sequence)
+            row.blob(codec.encodeEntry(entry))
+            row.real(now)
+            try row.run(in: db)
+        case .decision(let sequence, let output):
+            try db.cachedStatement(sql: """
+                INSERT OR IGNORE INTO decision (sequence, store, status, message, output) VALUES (?, ?, ?, ?, ?)
+                """).execute(arguments: [sequence, output.store, output.status.rawValue, output.message, output.output.map { Data($0) }])
+        case .plans(let request, let plans):
+            for (actionType, steps) in plans {
+                try db.cachedStatement(sql: "INSERT OR REPLACE INTO plan (request, actionType, steps) VALUES (?, ?, ?)")
+                    .execute(arguments: [request, actionType, PlanText.encode(steps)])
+            }
+        case .answer(let requestID, let sequence, let message):
+            try db.cachedStatement(sql: """
+                INSERT INTO request (requestID, sequence, result) VALUES (?, ?, ?)
+                ON CONFLICT (requestID) DO UPDATE SET result = excluded.result
+                """)
+                .execute(arguments: [requestID, sequence, Data(codec.encode(message)[1])])
+        case .store(let name, let history):
+            try db.cachedStatement(sql: "INSERT OR IGNORE INTO store (name, firstSeen, historyFrom, historyBefore) VALUES (?, ?, ?, ?)")
+                .execute(arguments: [name, now, history.from, history.before])
+        case .poison(let mark):
+            try db.cachedStatement(sql: "INSERT OR IGNORE INTO poison (sequence, store, reason, markedAt) VALUES (?, ?, ?, ?)")
+                .execute(arguments: [mark.sequence, mark.store, mark.reason, now])
+        case .snapshot(let snapshot):
+            try db.cachedStatement(sql: """
+                INSERT OR REPLACE INTO snapshot (store, sequence, digest, state, worker, takenAt, size, checksum)
+                VALUES (?, ?, ?, x'', ?, ?, ?, ?)
+                """).execute(arguments: [
+                    snapshot.store, snapshot.sequence, Int64(bitPattern: snapshot.digest), snapshot.worker, now,
+                    Int64(bitPattern: snapshot.size), Int64(bitPattern: snapshot.checksum),
+                ])
+            try db.cachedStatement(sql: "DELETE FROM snapshot_chunk WHERE store = ? AND sequence <> ?")
+                .execute(arguments: [snapshot.store, snapshot.sequence])
+        case .snapshotBegin(let store, let sequence), .snapshotAbandon(let store, let sequence):
+            // Never the recorded snapshot's own chunks: a snapshot is only received at a later sequence.
+            try db.cachedStatement(sql: """
+                DELETE FROM snapshot_chunk WHERE store = ?1 AND sequence = ?2
+                AND NOT EXISTS (SELECT 1 FROM snapshot WHERE store = ?1 AND sequence = ?2)
+                """).execute(arguments: [store, sequence])
+        case .snapshotChunk(let store, let sequence, let offset, let bytes):
+            var row = RowBinder(try db.cachedStatement(sql: """
+                INSERT OR REPLACE INTO snapshot_chunk (store, sequence, offset, bytes) VALUES (?, ?, ?, ?)
+                """))
+            row.text(store)
+            row.integer(sequence)
+            row.integer(offset)
+            row.blob(bytes)
+            try row.run(in: db)
+        case .compaction(let through, let keepRequests):
+            try db.execute(sql: "DELETE FROM action WHERE sequence <= ?", arguments: [through])
+            try db.execute(sql: "DELETE FROM outcome WHERE sequence <= ?", arguments: [through])
+            try db.execute(sql: "DELETE FROM decision WHERE sequence <= ?", arguments: [through])
+            // Plans of requests that completed: every request that still has an action to run starts later.
+            try db.execute(sql: """
+                DELETE FROM plan WHERE request < COALESCE(
+                    (SELECT MIN(COALESCE(batchFirst, sequence)) FROM action
+                     WHERE sequence > (SELECT COALESCE(MAX(sequence), 0) FROM outcome)), ?)
+                """, arguments: [through + 1])
+            try db.execute(sql: """
+                DELETE FROM request WHERE sequence < (SELECT sequence FROM request ORDER BY sequence DESC LIMIT 1 OFFSET ?)
+                """, arguments: [max(0, keepRequests - 1)])
+        }
+    }
+}

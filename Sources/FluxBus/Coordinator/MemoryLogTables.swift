@@ -1,0 +1,123 @@
+import FluxBusProtocol
+
+/// What a ``MemoryLog`` has committed, in Swift collections: what the SQLite log's tables hold (LogSchema.swift), with
+/// the same rules for what each write replaces, keeps or ignores, and for what compaction drops (LogWrite+SQL.swift).
+/// Its memory is bounded as the SQLite log's is: compaction drops the same entries and request ids.
+///
+/// A class, so that it can outlive the log over it: the simulator's disk keeps it across a coordinator's crash.
+final class MemoryLogTables {
+    /// An accepted action, as the `action` table's row with its `outcome` row.
+    struct Action {
+        let sequence: UInt64
+        let action: BatchAction
+        /// Empty for an action without one.
+        let requestID: String
+        let batchFirst: UInt64?
+        let batchSize: Int
+        let chain: UInt64
+        /// The completed dispatch's entry without its payload (the action's); nil until it completed.
+        var entry: ReplayEntry?
+    }
+
+    /// A request id, as the `request` table's row.
+    struct Request {
+        /// Its first sequence, which compaction goes by.
+        var sequence: UInt64
+        var answer: Message?
+        var fingerprint: UInt64?
+        var actionType: String?
+    }
+
+    /// In ascending sequence order: the engine appends in order (``commit(_:)`` refuses anything else).
+    var actions: [Action] = []
+    var requests: [String: Request] = [:]
+    var epochs: [UInt64] = []
+    var busID: String?
+    /// In the order first seen.
+    var stores: [String] = []
+    var histories: [String: StoreHistory] = [:]
+    /// In (sequence, store) order, one per pair.
+    var poison: [PoisonMark] = []
+    var snapshots: [String: LogSnapshot] = [:]
+    /// Store → sequence → that snapshot's chunks: the recorded snapshot's, and those of one being received.
+    var chunks: [String: [UInt64: SnapshotChunks]] = [:]
+    /// Sequence → the outcomes released for it, the first one per store.
+    var decisions: [UInt64: [StoreOutput]] = [:]
+    /// A request's first sequence → its plans by action type.
+    var plans: [UInt64: [String: [PlanStep]]] = [:]
+
+    init() {}
+
+    /// Applies a group commit's writes, all or none: an action out of order (an engine bug, which would fail the
+    /// SQLite log's transaction too) refuses the whole commit.
+    func commit(_ writes: [LogWrite]) throws {
+        var last = actions.last?.sequence ?? 0
+        for case .action(let sequence, _, _, _, _, _, _, _) in writes {
+            guard sequence > last else {
+                throw LogDamage(detail: "action #\(sequence) was logged after #\(last): the log keeps actions in sequence order")
+            }
+            last = sequence
+        }
+        for write in writes { apply(write) }
+    }
+
+    private func apply(_ write: LogWrite) {
+        switch write {
+        case .epoch(let epoch): epochs.append(epoch)
+        case .action(let sequence, _, let action, _, let requestID, let batch, let chain, let fingerprint):
+            actions.append(Action(
+                sequence: sequence, action: action, requestID: requestID, batchFirst: batch?.first, batchSize: batch?.size ?? 0,
+                chain: chain))
+            // A batch's id belongs to its first action. As SQL's INSERT OR REPLACE: an id logged again starts over.
+            if !requestID.isEmpty, batch.map({ $0.first == sequence }) ?? true {
+                requests[requestID] = Request(sequence: sequence, fingerprint: fingerprint, actionType: action.actionType)
+            }
+        case .completion(let entry):
+            if let index = index(of: entry.sequence) { actions[index].entry = entry }
+        case .decision(let sequence, let output):
+            if decisions[sequence]?.contains(where: { $0.store == output.store }) != true { decisions[sequence, default: []].append(output) }
+        case .plans(let request, let plans):
+            self.plans[request, default: [:]].merge(plans) { $1 }
+        case .answer(let requestID, let sequence, let message):
+            requests[requestID, default: Request(sequence: sequence)].answer = message
+        case .store(let name, let history):
+            guard histories[name] == nil else { return }
+            stores.append(name)
+            histories[name] = history
+        case .poison(let mark):
+            let index = poison.firstIndex { ($0.sequence, $0.store) >= (mark.sequence, mark.store) } ?? poison.endIndex
+            if index == poison.endIndex || (poison[index].sequence, poison[index].store) != (mark.sequence, mark.store) {
+                poison.insert(mark, at: index)
+            }
+        case .snapshot(let snapshot):
+            snapshots[snapshot.store] = snapshot
+            chunks[snapshot.store] = chunks[snapshot.store]?.filter { $0.key == snapshot.sequence }
+        case .snapshotBegin(let store, let sequence), .snapshotAbandon(let store, let sequence):
+            // Never the recorded snapshot's own chunks: a snapshot is only received at a later sequence.
+            if snapshots[store]?.sequence != sequence { chunks[store]?[sequence] = nil }
+        case .snapshotChunk(let store, let sequence, let offset, let bytes):
+            chunks[store, default: [:]][sequence, default: SnapshotChunks()].put(offset: offset, bytes: bytes)
+        case .compaction(let through, let keepRequests):
+            compact(through: through, keepRequests: keepRequests)
+        }
+    }
+
+    /// Drops what the SQLite log's compaction deletes: actions, their entries and decisions up to `through`, the plans
+    /// of requests that completed, and all but the newest `keepRequests` request ids.
+    private func compact(through: UInt64, keepRequests: Int) {
+        actions.removeFirst(actions.prefix { $0.sequence <= through }.count)
+        decisions = decisions.filter { $0.key > through }
+        // Every request that still has an action to run starts at or after the first action not completed.
+        let lastCompleted = actions.last { $0.entry != nil }?.sequence ?? 0
+        let firstPending = actions.lazy.filter { $0.sequence > lastCompleted }.map { $0.batchFirst ?? $0.sequence }.min()
+        let keptPlans = firstPending ?? through + 1
+        plans = plans.filter { $0.key >= keptPlans }
+        // As SQL: the ids older than the newest `keepRequests`-th one's sequence go (at least one is kept, and ties).
+        let newest = requests.values.map(\.sequence).sorted(by: >)
+        let rank = max(0, keepRequests - 1)
+        if rank < newest.count {
+            let oldestKept = newest[rank]
+            requests = requests.filter { $0.value.sequence >= oldestKept }
+        }
+    }
+}
