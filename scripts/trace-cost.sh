@@ -9,7 +9,7 @@
 # those fields for emptiness. Then, ROUNDS times (default 5), the builds take turns running `bus 0` and `bus 3000`
 # under callgrind: (instructions at 3,000 - at 0) / 3,000 is what one lock-step dispatch costs a coordinator, a worker
 # and a client in one process. The counts vary by a few tenths of a percent with the threads' interleaving, so the
-# medians are compared. Needs valgrind 3.20 or later (see scripts/instruction-counts.sh).
+# medians are compared (`--fair-sched=yes` narrows that spread). Needs valgrind 3.20 or later (see scripts/instruction-counts.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VALGRIND=${VALGRIND:-valgrind}
@@ -45,13 +45,16 @@ strip("Sources/FluxBusProtocol/Messages/Messages+Client.swift", [
 ])
 PY
 
-build() { swift build -c release --package-path "$1" --scratch-path "$2" --product FluxInstructions >/dev/null; }
+build() {
+    swift build -c release --package-path "$1" --scratch-path "$2" --product FluxInstructions >"$scratch/build.log" 2>&1 ||
+        { cat "$scratch/build.log" >&2; exit 1; }
+}
 echo "trace-cost: building the tree as it is and the control without trace fields" >&2
 build . "$scratch/build-traced"
 build "$scratch/untraced" "$scratch/build-untraced"
 
 count() {
-    "$VALGRIND" --tool=callgrind --callgrind-out-file="$scratch/out" "$1" bus "$2" 2>&1 |
+    "$VALGRIND" --tool=callgrind --fair-sched=yes --callgrind-out-file="$scratch/out" "$1" bus "$2" 2>&1 |
         sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
 }
 per_dispatch() { echo $(( ($(count "$1" "$N") - $(count "$1" 0)) / N )); }
