@@ -1,14 +1,17 @@
 import FluxBus
 import FluxBusProtocol
 import FluxStores
+import Foundation
 import Logging
 import ZeroMQ
 
 /// A coordinator, a worker hosting `counter` and a client in this one process, over `inproc://`: `count` lock-step
 /// `counter.add` dispatches once the worker is live. Run with 0 and with N, under callgrind, the difference over N is
-/// what one dispatch costs the three of them, in instructions (docs/BENCHMARKS.md, "Dispatch tracing").
+/// what one dispatch costs the three of them, in instructions (docs/BENCHMARKS.md, "Dispatch tracing"). The
+/// coordinator's log is in memory, or with `durable` a SQLite log in a temporary directory, as shipped
+/// (`--sync always`: its fsyncs are system calls, which callgrind does not count).
 enum BusWorkload {
-    static func run(_ count: Int) async throws {
+    static func run(_ count: Int, durable: Bool) async throws {
         var quiet = Logger(label: "flux-instructions")
         quiet.logLevel = .critical
         let context = try ZMQContext()
@@ -18,6 +21,11 @@ enum BusWorkload {
             controlEndpoint: "inproc://instructions-control", publishEndpoint: "inproc://instructions-publish",
             ackTimeout: .seconds(600), heartbeatInterval: .seconds(60))
         configuration.tickInterval = .seconds(5)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("flux-instructions-\(getpid())").path
+        if durable {
+            configuration.dataDirectory = directory
+        }
+        defer { if durable { try? FileManager.default.removeItem(atPath: directory) } }
         let coordinator = Coordinator(configuration: configuration, context: context, logger: quiet)
         Task { try await coordinator.run() }
         _ = try await coordinator.endpoints

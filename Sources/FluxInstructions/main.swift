@@ -1,7 +1,7 @@
 import FluxBusTools
 import Foundation
 
-// flux-instructions SCENARIO COUNT [floor]: runs an in-process workload COUNT times, synchronously, and exits.
+// flux-instructions SCENARIO COUNT [floor|durable]: runs an in-process workload COUNT times, synchronously, and exits.
 //
 // For callgrind, which counts instructions where timings on a shared VM swing 2×: `scripts/instruction-counts.sh`
 // runs it with COUNT 0 and COUNT N, for the workload and its floor, and divides. It has a synchronous main on
@@ -13,7 +13,7 @@ if arguments.first == "bus", let count = arguments.dropFirst().first.flatMap({ I
     let done = DispatchSemaphore(value: 0)
     let failure = Failure()
     Task.detached {
-        do { try await BusWorkload.run(count) } catch { failure.text = "\(error)" }
+        do { try await BusWorkload.run(count, durable: arguments.dropFirst(2).first == "durable") } catch { failure.text = "\(error)" }
         done.signal()
     }
     done.wait()
@@ -26,7 +26,7 @@ if arguments.first == "bus", let count = arguments.dropFirst().first.flatMap({ I
 guard arguments.count >= 2, let workload = InProcessBenchmarks.workload(String(arguments.first!)),
     let count = Int(arguments.dropFirst().first!), count >= 0
 else {
-    print("usage: flux-instructions dispatcher|redux COUNT [floor] | bus COUNT")
+    print("usage: flux-instructions dispatcher|redux COUNT [floor] | bus COUNT [durable]")
     exit(2)
 }
 let floor = arguments.dropFirst(2).first == "floor"
