@@ -37,15 +37,13 @@ public struct Codec: Sendable {
     /// A string longer than 65535 UTF-8 bytes, a list longer than 65535 items or a byte field
     /// longer than 4 GiB cannot be expressed on the wire: encoding one is a programming error
     /// and traps, naming the field. To stay within what peers accept, check ``validate(_:)``.
-    public func encode(_ message: Message) -> [[UInt8]] {
-        let size: Int
-        do { size = try Self.measure(message, limits: .representable) } catch {
-            preconditionFailure("FluxBus cannot encode this message: \(error)")
+    public func encode(_ message: consuming Message) -> [[UInt8]] {
+        let command = message.command
+        var encoder = FrameEncoder(command: command)
+        do { try message.handBody(to: &encoder) } catch {
+            preconditionFailure("FluxBus cannot encode this message: \(error.in(command))")
         }
-        var writer = WireWriter(capacity: 1 + size)
-        writer.integer(message.command.rawValue)
-        message.visitBody(&writer)
-        return [Self.signature, writer.bytes]
+        return [Self.signature, encoder.frame]
     }
 
     /// Checks, without encoding, that a receiver with this codec's ``limits`` would accept
@@ -124,5 +122,22 @@ public struct Codec: Sendable {
         } catch {
             throw error.in(command)
         }
+    }
+}
+
+/// Sizes a body, then writes it into a frame of exactly that size, both on the body in place.
+private struct FrameEncoder: BodyHandler {
+    let command: Command
+    private(set) var frame: [UInt8] = []
+
+    init(command: Command) { self.command = command }
+
+    mutating func handle<T: WireItem>(_ body: inout T) throws(DecodeError) {
+        var sizer = WireSizer(limits: .representable)
+        try body.visit(&sizer)
+        var writer = WireWriter(capacity: 1 + sizer.count)
+        writer.integer(command.rawValue)
+        body.visit(&writer)
+        frame = writer.bytes
     }
 }

@@ -100,37 +100,50 @@ public enum Message: Sendable, Hashable {
         }
     }
 
-    /// Visits the body's fields: the single switch that encoding, sizing and tooling share.
-    package func visitBody<V: WireVisitor>(_ visitor: inout V) throws(V.Failure) {
-        switch self {
-        case .hello(var body): try body.visit(&visitor)
-        case .welcome(var body): try body.visit(&visitor)
-        case .reject(var body): try body.visit(&visitor)
-        case .ready(var body): try body.visit(&visitor)
-        case .action(var body): try body.visit(&visitor)
-        case .release(var body): try body.visit(&visitor)
-        case .ack(var body): try body.visit(&visitor)
-        case .fetch(var body): try body.visit(&visitor)
-        case .replay(var body): try body.visit(&visitor)
-        case .heartbeat(var body): try body.visit(&visitor)
-        case .goodbye(var body): try body.visit(&visitor)
-        case .snapshot(var body): try body.visit(&visitor)
-        case .dispatch(var body): try body.visit(&visitor)
-        case .result(var body): try body.visit(&visitor)
-        case .error(var body): try body.visit(&visitor)
-        case .statusRequest(var body): try body.visit(&visitor)
-        case .status(var body): try body.visit(&visitor)
-        case .graphRequest(var body): try body.visit(&visitor)
-        case .graph(var body): try body.visit(&visitor)
-        case .stateRequest(var body): try body.visit(&visitor)
-        case .state(var body): try body.visit(&visitor)
-        case .completed(var body): try body.visit(&visitor)
-        case .dispatchBatch(var body): try body.visit(&visitor)
-        case .batchResult(var body): try body.visit(&visitor)
-        case .bundle(var body): try body.visit(&visitor)
-        case .pull(var body): try body.visit(&visitor)
-        case .chunk(var body): try body.visit(&visitor)
+    /// Hands the body to `handler`, moved out of the message rather than copied: the single switch that encoding,
+    /// sizing and tooling share. Encoding a message used to copy its body twice, once to size it and once to write
+    /// it, and each copy retained and released every field.
+    package consuming func handBody<H: BodyHandler>(to handler: inout H) throws(H.Failure) {
+        switch consume self {
+        case .hello(var body): try handler.handle(&body)
+        case .welcome(var body): try handler.handle(&body)
+        case .reject(var body): try handler.handle(&body)
+        case .ready(var body): try handler.handle(&body)
+        case .action(var body): try handler.handle(&body)
+        case .release(var body): try handler.handle(&body)
+        case .ack(var body): try handler.handle(&body)
+        case .fetch(var body): try handler.handle(&body)
+        case .replay(var body): try handler.handle(&body)
+        case .heartbeat(var body): try handler.handle(&body)
+        case .goodbye(var body): try handler.handle(&body)
+        case .snapshot(var body): try handler.handle(&body)
+        case .dispatch(var body): try handler.handle(&body)
+        case .result(var body): try handler.handle(&body)
+        case .error(var body): try handler.handle(&body)
+        case .statusRequest(var body): try handler.handle(&body)
+        case .status(var body): try handler.handle(&body)
+        case .graphRequest(var body): try handler.handle(&body)
+        case .graph(var body): try handler.handle(&body)
+        case .stateRequest(var body): try handler.handle(&body)
+        case .state(var body): try handler.handle(&body)
+        case .completed(var body): try handler.handle(&body)
+        case .dispatchBatch(var body): try handler.handle(&body)
+        case .batchResult(var body): try handler.handle(&body)
+        case .bundle(var body): try handler.handle(&body)
+        case .pull(var body): try handler.handle(&body)
+        case .chunk(var body): try handler.handle(&body)
         }
+    }
+
+    /// Visits the fields of a copy of the body.
+    package func visitBody<V: WireVisitor>(_ visitor: inout V) throws(V.Failure) {
+        var failure: V.Failure?
+        let message = self
+        withUnsafeMutablePointer(to: &visitor) { pointer in
+            var visiting = Visiting(visitor: pointer)
+            do throws(V.Failure) { try message.handBody(to: &visiting) } catch { failure = error }
+        }
+        if let failure { throw failure }
     }
 
     /// A message of `command` whose body starts empty and is then visited: with the reader,
@@ -174,5 +187,20 @@ extension WireVisitor {
         var value = T()
         try value.visit(&self)
         return value
+    }
+}
+
+/// What ``Message/handBody(to:)`` hands a body to, whatever its type.
+package protocol BodyHandler {
+    associatedtype Failure: Error
+    mutating func handle<T: WireItem>(_ body: inout T) throws(Failure)
+}
+
+/// Hands each body to a visitor that the caller keeps (through a pointer, so that a writer's buffer is not copied).
+private struct Visiting<V: WireVisitor>: BodyHandler {
+    let visitor: UnsafeMutablePointer<V>
+
+    mutating func handle<T: WireItem>(_ body: inout T) throws(V.Failure) {
+        try body.visit(&visitor.pointee)
     }
 }
