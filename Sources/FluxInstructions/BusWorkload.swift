@@ -21,11 +21,11 @@ enum BusWorkload {
             controlEndpoint: "inproc://instructions-control", publishEndpoint: "inproc://instructions-publish",
             ackTimeout: .seconds(600), heartbeatInterval: .seconds(60))
         configuration.tickInterval = .seconds(5)
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("flux-instructions-\(getpid())").path
         if durable {
-            configuration.dataDirectory = directory
+            configuration.dataDirectory = FileManager.default.temporaryDirectory
+                .appendingPathComponent("flux-instructions-\(getpid())").path
         }
-        defer { if durable { try? FileManager.default.removeItem(atPath: directory) } }
+        defer { configuration.dataDirectory.map { try? FileManager.default.removeItem(atPath: $0) } }
         let coordinator = Coordinator(configuration: configuration, context: context, logger: quiet)
         Task { try await coordinator.run() }
         _ = try await coordinator.endpoints

@@ -35,7 +35,7 @@ package struct WireWriter: WireVisitor {
         guard !source.isEmpty else { return }
         reserve(source.count)
         let offset = count
-        storage.withUnsafeMutableBytes { $0.baseAddress!.advanced(by: offset).copyMemory(from: source.baseAddress!, byteCount: source.count) }
+        storage.withUnsafeMutableBytes { UnsafeMutableRawBufferPointer(rebasing: $0[offset...]).copyMemory(from: source) }
         count += source.count
     }
 
