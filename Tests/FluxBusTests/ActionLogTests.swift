@@ -7,14 +7,36 @@ import Testing
 @Suite("The action log on disk")
 struct ActionLogTests {
     /// `--sync` must reach SQLite: GRDB puts a WAL database in NORMAL when it opens it, which once silently turned
-    /// `always` into `batch`.
+    /// `always` into `batch`. `always` runs at NORMAL too now, and syncs the WAL itself after each commit
+    /// (``WALSync``; the test below and SyncTests' traced fsyncs show it).
     @Test("each --sync mode is the synchronous level SQLite runs with", arguments: LogSync.allCases)
     func syncModeReachesSQLite(_ sync: LogSync) throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fluxbus-log-\(UUID().uuidString.prefix(8))")
         defer { try? FileManager.default.removeItem(at: directory) }
         let log = try ActionLog(directory: directory.path, sync: sync)
         #expect(try log.synchronousSetting() == ActionLog.synchronousLevel(sync))
-        #expect(ActionLog.synchronousLevel(sync) == ["always": 2, "batch": 1, "off": 0][sync.rawValue])
+        #expect(ActionLog.synchronousLevel(sync) == ["always": 1, "batch": 1, "off": 0][sync.rawValue])
+    }
+
+    /// With `--sync always` the coordinator may publish a commit's actions before its sync (``ActionLog/flushDeferringSync()``):
+    /// the sync is owed until ``ActionLog/syncCommitted()``, and the mark beside the log waits for it, so that it never
+    /// names what the disk may not hold. The other modes owe nothing.
+    @Test("the mark waits for a deferred sync", arguments: LogSync.allCases)
+    func theMarkWaitsForTheDeferredSync(_ sync: LogSync) throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fluxbus-log-\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let log = try ActionLog(directory: directory.path, sync: sync)
+        _ = try log.recover()
+        let mark = try LogMark(directory: directory.path)
+        log.append(sequence: 1, epoch: 1, action: BatchAction(actionType: "a", payload: []), origin: "test", requestID: "r1",
+                   batch: nil, fingerprint: 1)
+        let owed = try log.flushDeferringSync()
+        #expect(owed == (sync == .always))
+        #expect(try mark.read()?.sequence == (owed ? 0 : 1), "the mark moves only with the sync")
+        try log.syncCommitted()
+        #expect(try mark.read()?.sequence == 1)
+        #expect(try log.flushDeferringSync() == false, "nothing new to commit")
+        #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("log.sqlite-wal").path))
     }
 
     /// Every dispatch brings a fresh request id. Looking each up with a SELECT that always misses was SQLite's share of

@@ -11,6 +11,7 @@ extension SimCluster {
             case .send(let message, let routingID):
                 let frames = codec.encode(message)
                 checker.coordinatorSent(message)
+                checkDurable(message)
                 if let index = workers.firstIndex(where: { $0.routingID == routingID }) {
                     watchesDirectSends?(message, index)
                     deliver(.toWorker(index, frames, fromSubscriber: false, generation: workers[index].generation), link: 3 * index)
@@ -22,16 +23,48 @@ extension SimCluster {
             case .publish(let message):
                 let frames = codec.encode(message)
                 checker.coordinatorSent(message)
+                checkDurable(message)
                 for index in workers.indices where workers[index].subscriptionReady && !workers[index].partitioned {
                     if faults.publishLoss > 0, Double.random(in: 0..<1, using: &random) < faults.publishLoss { continue }
                     if losesPublished?(message, index) == true { continue }
                     deliver(.toWorker(index, frames, fromSubscriber: true, generation: workers[index].generation), link: 3 * index + 1)
                 }
+            case .syncLog:
+                guard let coordinator else { return }
+                if let fault = faultDuringSync?(self) {
+                    // The fsync hangs: the coordinator handles nothing, the ACTIONs ahead of it reach the workers,
+                    // and the fault strikes before it returns. What follows the sync never goes out.
+                    stallCoordinator(for: 1_000_000)
+                    return schedule(.duringSync(fault, incarnation: coordinatorIncarnation), after: Int64.random(in: 20_000...200_000, using: &random))
+                }
+                coordinator.syncLog()
+                perform(coordinator.takeEffects())
+                if self.coordinator !== coordinator || coordinator.storageFailed { return }
             case .storageFailed(let error):
+                storageStops.append(error.message)
                 checker.note("the coordinator stops: \(error.message)")
                 if let coordinator { checker.stoppedOnStorageFailure(waiting: coordinator.waitingRequesters, effects: effects) }
                 crashCoordinator()
             }
+        }
+    }
+
+    /// The promise the sync order keeps: no client and no worker is told a dispatch completed before its action is
+    /// on the disk for good.
+    private func checkDurable(_ message: Message) {
+        if case .bundle(let bundle) = message {
+            for item in bundle.messages { if let inner = try? codec.decode([Codec.signature, item.body]) { checkDurable(inner) } }
+            return
+        }
+        let told: UInt64? = switch message {
+        case .result(let result): result.sequence
+        case .batchResult(let result): result.firstSequence + UInt64(result.count) - 1
+        case .completed(let completed): completed.sequence
+        default: nil
+        }
+        if let told, told > disk.highestCommitted {
+            checker.fail("#\(told) was told as done (\(SimChecker.brief(message))) before the log synced it (synced through "
+                + "#\(disk.highestCommitted))")
         }
     }
 

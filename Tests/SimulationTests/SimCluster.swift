@@ -6,6 +6,14 @@ import Logging
 /// One coordinator engine, three worker engines and a few clients in one thread, under a seeded network, clock and
 /// disk. Every step handles one event; the ``SimChecker`` checks the invariants after each.
 final class SimCluster {
+    /// What befalls the coordinator while its log syncs.
+    enum SyncFault {
+        /// The process dies: the commit is in the page cache, and survives.
+        case crash
+        /// The machine loses power: the commit being synced is lost, unless `keeping` (the disk had written it).
+        case powerCut(keeping: Bool)
+    }
+
     enum Event {
         case toCoordinator([[UInt8]], link: Link)
         case toWorker(Int, [[UInt8]], fromSubscriber: Bool, generation: Int)
@@ -26,6 +34,8 @@ final class SimCluster {
         /// The guard of a worker busy in a handler heartbeats for it; it says GOODBYE for it on a stop.
         case guardBeat(Int, incarnation: Int)
         case abandon(Int, incarnation: Int)
+        /// A fault that strikes the coordinator while its log's sync hangs.
+        case duringSync(SyncFault, incarnation: Int)
     }
 
     /// Who sent a message to the coordinator, and the connection's generation when it was sent: a message sent over
@@ -100,6 +110,11 @@ final class SimCluster {
     var retired: Set<Int> = []
     /// A scenario's trigger: called with what reaches the coordinator; true crashes it instead of delivering.
     var crashesCoordinatorOn: ((SimCluster, [Message]) -> Bool)?
+    /// A scenario's fault in the middle of a log sync: called at each sync the coordinator owes, once the ACTIONs
+    /// ahead of it went out; nil for none.
+    var faultDuringSync: ((SimCluster) -> SyncFault?)?
+    /// Why the coordinator stopped, each time it stopped for its log.
+    var storageStops: [String] = []
     /// A scenario's loss: called with each published message and a subscriber; true loses it for that subscriber.
     var losesPublished: ((Message, _ worker: Int) -> Bool)?
     /// A scenario's count: called with each message the coordinator sends one worker directly.
@@ -231,6 +246,12 @@ final class SimCluster {
             agenda.schedule(.coordinatorTick(incarnation: incarnation), at: now + configuration.tickInterval.microseconds)
         case .coordinatorRestart:
             if coordinator == nil { startCoordinator() }
+        case .duringSync(let fault, let incarnation):
+            guard coordinator != nil, incarnation == coordinatorIncarnation else { return }
+            switch fault {
+            case .crash: crashCoordinator()
+            case .powerCut(let keeping): cutPower(keeping: keeping)
+            }
         case .workerTick(let index, let incarnation):
             guard let engine = workers[index].engine, incarnation == workers[index].incarnation else { return }
             if postponedByStall(event, worker: index) { return }

@@ -12,9 +12,11 @@ final class SimulatedDisk {
     var incompleteSnapshotsRecorded: [String] = []
     /// Flushes that failed, for the report.
     var failedFlushes = 0
-    /// The highest sequence ever committed: what no damage undoes, for the invariant that a log is never silently
-    /// shortened.
+    /// The highest sequence ever committed and synced: what no damage undoes, for the invariant that a log is never
+    /// silently shortened.
     private(set) var highestCommitted: UInt64 = 0
+    /// What the disk held at the last sync, while a commit waits for the next one: a power cut may put it back.
+    private var lastSynced: (tables: MemoryLogTables, mark: LogHighWater?, snapshots: [String: LogSnapshot])?
 
     var oldestSequence: UInt64? { tables.actions.first?.sequence }
     var newestSequence: UInt64? { tables.actions.last?.sequence }
@@ -44,8 +46,34 @@ final class SimulatedDisk {
         return UInt64(bytes.count) == snapshot.size ? bytes : nil
     }
 
-    /// After a commit: moves the high-water mark up, and checks the snapshots it recorded against their chunks.
-    func committed(_ sequence: UInt64, recordedSince before: [String: LogSnapshot]) {
+    /// The newest action a power cut would leave: the newest at the last sync while one is owed.
+    var newestSynced: UInt64? { lastSynced.map { $0.tables.actions.last?.sequence } ?? newestSequence }
+
+    /// Before a commit that the coordinator syncs later: what a power cut before that sync goes back to.
+    func committing() {
+        if lastSynced == nil { lastSynced = (contents, mark.mark, tables.snapshots) }
+    }
+
+    /// The sync after one or more commits: they are on the disk for good.
+    func synced(through sequence: UInt64) {
+        guard let before = lastSynced else { return }
+        lastSynced = nil
+        committed(sequence, recordedSince: before.snapshots)
+    }
+
+    /// Power is cut before the sync: the commits since the last one are lost, or kept when `keeping` (the disk
+    /// happened to write them). Returns whether anything was lost.
+    func powerCut(keeping: Bool) -> Bool {
+        guard let before = lastSynced else { return false }
+        lastSynced = nil
+        if keeping { return false }
+        tables = before.tables
+        mark.mark = before.mark
+        return true
+    }
+
+    /// After a sync: moves the high-water mark up, and checks the snapshots it recorded against their chunks.
+    private func committed(_ sequence: UInt64, recordedSince before: [String: LogSnapshot]) {
         highestCommitted = max(highestCommitted, sequence)
         for (store, snapshot) in tables.snapshots where before[store] != snapshot {
             let bytes = tables.chunks[store]?[snapshot.sequence]?.read(from: 0, to: snapshot.size) ?? []
@@ -65,6 +93,7 @@ final class SimulatedLog: LogStorage {
     private let flushFails: () -> Bool
     private let log: MemoryLog
     private var lastAppended: UInt64 = 0
+    private var syncOwed = false
 
     let directory: String? = "/simulated"
     let path: String? = "/simulated/log.sqlite"
@@ -82,17 +111,36 @@ final class SimulatedLog: LogStorage {
         log = MemoryLog(sync: .always, tables: disk.tables, mark: disk.mark, busID: "5157" + String(repeating: "0", count: 28))
     }
 
-    func recover() throws -> LogRecovery { try log.recover() }
+    /// Opening syncs what a crashed predecessor left unsynced, as the SQLite log's does.
+    func recover() throws -> LogRecovery {
+        let recovered = try log.recover()
+        disk.synced(through: recovered.lastSequence)
+        return recovered
+    }
 
     func flush() throws {
-        guard !log.buffer.writes.isEmpty else { return }
+        _ = try flushDeferringSync()
+        try syncCommitted()
+    }
+
+    /// A commit reaches the disk's cache at once and is synced by ``syncCommitted()``, as the SQLite log with
+    /// `--sync always` does: a crash of the coordinator loses none of it, a power cut in between may.
+    func flushDeferringSync() throws -> Bool {
+        guard !log.buffer.writes.isEmpty else { return false }
         if flushFails() {
             disk.failedFlushes += 1
             throw BusError(code: .storage, message: "simulated: the disk refused the write")
         }
-        let before = disk.tables.snapshots
+        disk.committing()
         try log.flush()
-        disk.committed(lastAppended, recordedSince: before)
+        syncOwed = true
+        return true
+    }
+
+    func syncCommitted() throws {
+        guard syncOwed else { return }
+        syncOwed = false
+        disk.synced(through: lastAppended)
     }
 
     func append(

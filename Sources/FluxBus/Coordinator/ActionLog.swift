@@ -32,6 +32,10 @@ final class ActionLog: BufferedLog {
     private(set) var requestIDs = RequestIDIndex()
     /// Where commits, checkpoints and snapshots are timed, when the coordinator serves metrics.
     var metrics: LogMetrics?
+    /// With `--sync always` on disk: syncs the WAL after a commit, which the coordinator may defer past publishing.
+    private let walSync: WALSync?
+    /// A commit waits for ``syncCommitted()``, and so does the mark that names it.
+    private var syncOwed = false
 
     static let fileName = "log.sqlite"
 
@@ -47,6 +51,7 @@ final class ActionLog: BufferedLog {
         self.directory = directory
         self.sync = sync
         self.newBus = newBus
+        walSync = sync == .always ? directory.map { WALSync(logPath: ($0 as NSString).appendingPathComponent(Self.fileName)) } : nil
         var configuration = Configuration()
         configuration.label = "fluxbus.log"
         configuration.journalMode = directory == nil ? .default : .wal
@@ -84,15 +89,6 @@ final class ActionLog: BufferedLog {
         }
     }
 
-    /// SQLite's `synchronous` level for a sync mode: FULL (2), NORMAL (1) or OFF (0).
-    static func synchronousLevel(_ sync: Sync) -> Int {
-        switch sync {
-        case .always: 2
-        case .batch: 1
-        case .off: 0
-        }
-    }
-
     /// The `synchronous` level the connection runs with, as SQLite reports it.
     func synchronousSetting() throws -> Int {
         try database.read { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1 }
@@ -126,6 +122,9 @@ final class ActionLog: BufferedLog {
         recovered.busID = identity.busID
         recovered.opening = decision
         try rebuildRequestIDs()
+        // A predecessor that crashed while a commit synced left it in the page cache only: it is durable before the
+        // coordinator dispatches it again or answers for it.
+        try walSync?.syncIfPresent()
         return recovered
     }
 
@@ -186,11 +185,17 @@ final class ActionLog: BufferedLog {
         }
     }
 
-    /// Commits every buffered write in one transaction.
+    /// Commits every buffered write in one transaction, and syncs it with `--sync always`.
     /// - Throws: ``BusError`` (`storage`) when SQLite cannot write: the coordinator must stop rather than publish
     ///   what it could not log.
     func flush() throws {
-        guard !buffer.writes.isEmpty else { return }
+        _ = try flushDeferringSync()
+        try syncCommitted()
+    }
+
+    /// Commits every buffered write in one transaction; with `--sync always` on disk the sync is owed.
+    func flushDeferringSync() throws -> Bool {
+        guard !buffer.writes.isEmpty else { return false }
         do {
             try commitBuffer { pending in
                 try database.write { db in
@@ -207,6 +212,23 @@ final class ActionLog: BufferedLog {
         if requestIDs.isRebuildDue { try? rebuildRequestIDs() }
         commitsSinceCheckpoint += 1
         commitsSinceTruncation += 1
+        if walSync != nil {
+            syncOwed = true
+            return true
+        }
+        try markCommitted()
+        return false
+    }
+
+    /// Syncs the WAL after a commit, then moves the mark: it never names more than the disk holds.
+    func syncCommitted() throws {
+        guard syncOwed, let walSync else { return }
+        if let metrics { try metrics.timingSync { try walSync.sync() } } else { try walSync.sync() }
+        syncOwed = false
+        try markCommitted()
+    }
+
+    private func markCommitted() throws {
         do {
             try identity.committed()
         } catch let error as BusError {

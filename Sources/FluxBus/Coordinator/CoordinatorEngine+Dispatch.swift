@@ -5,7 +5,8 @@ import Logging
 extension CoordinatorEngine {
     /// Starts the next request when none is in flight. A request that no live store takes part in completes at
     /// once, so this loops rather than recursing. Nothing starts before its actions are committed to the log, nor
-    /// while a restart still waits for the previous run's stores.
+    /// while a restart still waits for the previous run's stores. The ACTIONs go out while the disk syncs that
+    /// commit; everything that tells of them (RESULT, COMPLETED, RELEASE) waits for the sync.
     func pump() {
         #if DEBUG
         let logFirst = plantedBug != .coordinatorPublishesBeforeLogging
@@ -15,16 +16,17 @@ extension CoordinatorEngine {
         // The next request's plans go in the same commit as what was just accepted: they are fixed before its first
         // ACTION is published, so a restart dispatching it again names the same stores.
         let planned = flights.isIdle && recovery == nil && !storageFailed ? planNext() : false
-        if logFirst, planned || log.hasUnflushedActions || !undeliveredDecisions.isEmpty { flushLog() }
+        if logFirst, planned || log.hasUnflushedActions || !undeliveredDecisions.isEmpty { commitBeforePublishing() }
         guard !storageFailed, recovery == nil else { return }
         while flights.isIdle, !queue.isEmpty {
             // After a request that completed at once, the next one's plans need a commit of their own.
-            if planNext() { flushLog() }
+            if planNext() { commitBeforePublishing() }
             guard !storageFailed, let next = queue.pop() else { return }
             start(next)
         }
-        // Decisions made as the request started (a store with no live replica) go out now, not at the next tick.
-        if !undeliveredDecisions.isEmpty { flushLog() }
+        // Decisions made as the request started (a store with no live replica) go out now, not at the next tick;
+        // with a sync owed they go out after it.
+        if !undeliveredDecisions.isEmpty, !syncOwed { flushLog() }
     }
 
     /// Publishes every action of the request, each with its plan. A batch's actions are all in flight at once:
@@ -61,6 +63,7 @@ extension CoordinatorEngine {
             lastSequence = action.sequence
             publish(.action(action))
         }
+        if syncOwed { releaseAheadOfSync() }
         logger.trace("dispatch started", metadata: ["seq": "\(queued.sequence)", "actions": "\(queued.actions.count)"])
         for index in flights.openIndices {
             // Outcomes decided before a restart stand: stores waiting for them may already have read them.

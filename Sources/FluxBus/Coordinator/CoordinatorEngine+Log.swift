@@ -5,15 +5,26 @@ import Logging
 /// snapshots, and compaction.
 extension CoordinatorEngine {
 
-    /// Commits everything logged since the last flush. A log that cannot be written stops the coordinator: it must
-    /// not publish what it could not record.
-    func flushLog() {
+    /// Commits everything logged since the last flush, durably. A log that cannot be written stops the coordinator:
+    /// it must not publish what it could not record.
+    func flushLog() { commitLog(deferringSync: false) }
+
+    /// Commits the actions about to be published, leaving the disk sync to the shell, which runs it (``syncLog()``)
+    /// once those ACTIONs are on their way: nothing that tells of them goes out before it (``releaseAheadOfSync()``).
+    func commitBeforePublishing() { commitLog(deferringSync: true) }
+
+    private func commitLog(deferringSync: Bool) {
         guard !storageFailed else { return }
         // Timed only when a traced request's action or decision is in it.
         let timed = !tracesAwaitingCommit.isEmpty || (flights.request?.trace != nil && !undeliveredDecisions.isEmpty)
         let began = timed ? clockNow() : now
         do {
-            try log.flush()
+            if deferringSync {
+                syncOwed = try log.flushDeferringSync() || syncOwed
+            } else {
+                try log.flush()
+                syncOwed = false
+            }
             if timed {
                 let commit = began...clockNow()
                 for trace in tracesAwaitingCommit { trace.commit = commit }
@@ -21,12 +32,28 @@ extension CoordinatorEngine {
                 lastTimedCommit = commit
             }
             unflushedResults.removeAll(keepingCapacity: true)
+            if !syncOwed { releaseDecisions() }
+        } catch {
+            failStorage(error)
+        }
+    }
+
+    /// Makes the last commit durable; then the decisions it holds go out. The shell calls it for `.syncLog`.
+    func syncLog() {
+        guard syncOwed, !storageFailed else { return }
+        do {
+            try log.syncCommitted()
+            syncOwed = false
             releaseDecisions()
         } catch {
-            let failure = error as? BusError ?? BusError(code: .storage, message: "cannot write the log: \(error)")
-            logger.critical("the log cannot be written; stopping", metadata: ["error": "\(failure.message)"])
-            stopOnStorageFailure(failure, because: "cannot write its log")
+            failStorage(error)
         }
+    }
+
+    private func failStorage(_ error: any Error) {
+        let failure = error as? BusError ?? BusError(code: .storage, message: "cannot write the log: \(error)")
+        logger.critical("the log cannot be written; stopping", metadata: ["error": "\(failure.message)"])
+        stopOnStorageFailure(failure, because: "cannot write its log")
     }
 
     /// Stops the coordinator for its log: no more dispatching, every waiter answered, and the shell told to exit.

@@ -49,6 +49,9 @@ final class CoordinatorEngine {
     var handlerCrashes = HandlerCrashes()
     /// Set when the log cannot be written; the shell then stops the coordinator.
     var storageFailed = false
+    /// The log committed actions that are published before the disk syncs them: until ``syncLog()``, nothing else
+    /// goes out.
+    var syncOwed = false
     #if DEBUG
     /// A bug planted by the simulation tests, to show they catch it; nil everywhere else.
     var plantedBug: PlantedBug?
@@ -64,6 +67,8 @@ final class CoordinatorEngine {
     var lastTimedCommit: ClosedRange<MonotonicTime>?
     /// Effects produced since the shell last took them, besides the messages in ``outbox``.
     private var pendingEffects: [CoordinatorEffect] = []
+    /// What goes out before the log's sync (``releaseAheadOfSync()``), ending with `.syncLog`.
+    private var effectsAheadOfSync: [CoordinatorEffect] = []
     var stateQueries = StateQueries()
     /// Snapshots arriving in chunks for the round under way.
     var snapshotReceipts = SnapshotReceipts()
@@ -148,18 +153,33 @@ final class CoordinatorEngine {
         }
     }
 
-    /// What the inputs since the last call caused, in order: messages (a destination's several as BUNDLEs), then
-    /// anything else.
+    /// What the inputs since the last call caused, in order: what went out ahead of a log sync, then messages (a
+    /// destination's several as BUNDLEs), then anything else.
     func takeEffects() -> [CoordinatorEffect] {
-        var effects: [CoordinatorEffect] = outbox.release(codec: codec) { destination, message in
+        var effects = effectsAheadOfSync
+        effectsAheadOfSync.removeAll()
+        effects += releaseOutbox()
+        effects += pendingEffects
+        pendingEffects.removeAll()
+        return effects
+    }
+
+    /// Everything held so far goes out now, then the log's sync; what is held after it waits for the disk.
+    func releaseAheadOfSync() {
+        effectsAheadOfSync += releaseOutbox()
+        #if DEBUG
+        if plantedBug == .coordinatorAnswersBeforeTheSync { return }
+        #endif
+        effectsAheadOfSync.append(.syncLog)
+    }
+
+    private func releaseOutbox() -> [CoordinatorEffect] {
+        outbox.release(codec: codec) { destination, message in
             switch destination {
             case .stream: .publish(message)
             case .peer(let routingID): .send(message, to: routingID)
             }
         }
-        effects += pendingEffects
-        pendingEffects.removeAll()
-        return effects
     }
 
     /// Handles one message from the ROUTER. With CURVE, `userID` is the name the ZAP handler bound to the sender's

@@ -23,4 +23,7 @@ enum CoordinatorEffect {
     case publish(Message)
     /// The log cannot be written: stop the coordinator, with this error.
     case storageFailed(BusError)
+    /// Make the log's last commit durable (``CoordinatorEngine/syncLog()``), then carry out what follows: the ACTIONs
+    /// before it travel while the disk syncs, and nothing after it goes out before the sync is done.
+    case syncLog
 }

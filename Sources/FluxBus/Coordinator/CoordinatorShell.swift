@@ -79,6 +79,12 @@ final class CoordinatorShell {
                 // The ERRORs to every waiting requester came first in `effects` and are queued on the ROUTER by now;
                 // the coordinator stops by closing the sockets with their linger, which lets them leave.
                 onStorageFailure(failure)
+            case .syncLog:
+                // The ACTIONs above are with libzmq's I/O thread and travel while this fsync runs. What the sync
+                // releases goes next; if it failed, what followed it must not go out at all.
+                engine.syncLog()
+                perform(engine.takeEffects())
+                if engine.storageFailed { return }
             }
         }
     }

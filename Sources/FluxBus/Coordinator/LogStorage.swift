@@ -63,9 +63,17 @@ protocol LogStorage: AnyObject {
     func snapshotBytes(store: String, sequence: UInt64, offset: UInt64, count: Int) throws -> [UInt8]?
     /// Drops the entries up to and including `sequence`, and all but the newest `keepRequests` request ids.
     func compact(through sequence: UInt64, keepRequests: Int)
-    /// Commits every buffered write in one transaction.
+    /// Commits every buffered write in one transaction, durably as the sync mode says.
     /// - Throws: ``BusError`` (`storage`): the coordinator must stop rather than publish what it could not log.
     func flush() throws
+    /// Commits like ``flush()``, but leaves the disk sync that `--sync always` owes to ``syncCommitted()``: the
+    /// actions just committed can be published while the disk syncs. A process crash loses nothing committed here
+    /// (the page cache holds it); a power cut before the sync may.
+    /// - Returns: whether a sync is owed.
+    func flushDeferringSync() throws -> Bool
+    /// Makes durable what ``flushDeferringSync()`` committed; nothing when no sync is owed.
+    /// - Throws: ``BusError`` (`storage`) when the disk cannot sync: the coordinator must stop.
+    func syncCommitted() throws
     /// In batch mode, syncs what was committed since the last call.
     func syncIfBatched()
     /// What the log knows of a request id: its fingerprint, and its answer once it completed.

@@ -52,6 +52,14 @@ final class MemoryLog: BufferedLog {
         try identity.committed()
     }
 
+    /// Memory has no disk to sync: every commit is as durable as it gets.
+    func flushDeferringSync() throws -> Bool {
+        try flush()
+        return false
+    }
+
+    func syncCommitted() throws {}
+
     /// Nothing to sync in memory.
     func syncIfBatched() {}
 

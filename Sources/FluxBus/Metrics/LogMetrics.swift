@@ -1,11 +1,12 @@
 import CoreMetrics
 import Foundation
 
-/// The coordinator log's timings: each commit (with `--sync always`, the fsync is in it), each batch-mode or
+/// The coordinator log's timings: each commit, each fsync of the WAL that `--sync always` makes after one, each batch-mode or
 /// truncating checkpoint (which syncs the WAL), and each snapshot from the STATE_REQUEST that asks a replica for it
 /// to its record in the log. The log (``BufferedLog``) reports to it when it has one, and reads no clock when it has none.
 final class LogMetrics {
     private let commit: CoreMetrics.Timer
+    private let sync: CoreMetrics.Timer
     private let checkpoint: CoreMetrics.Timer
     private let snapshot: CoreMetrics.Timer
     private let snapshots: CoreMetrics.Counter
@@ -13,6 +14,7 @@ final class LogMetrics {
 
     init(registry: MetricsRegistry) {
         commit = registry.timer("fluxbus_log_sync_duration_seconds", [("step", "commit")])
+        sync = registry.timer("fluxbus_log_sync_duration_seconds", [("step", "sync")])
         checkpoint = registry.timer("fluxbus_log_sync_duration_seconds", [("step", "checkpoint")])
         snapshot = registry.timer("fluxbus_snapshot_duration_seconds")
         snapshots = registry.counter("fluxbus_snapshots_total")
@@ -25,6 +27,13 @@ final class LogMetrics {
         let started = ContinuousClock.now
         try commit()
         committed(in: .now - started)
+    }
+
+    /// Runs the WAL's fsync, and records how long it took when it succeeds.
+    func timingSync(_ sync: () throws -> Void) rethrows {
+        let started = ContinuousClock.now
+        try sync()
+        self.sync.recordNanoseconds((ContinuousClock.now - started).nanosecondsClamped)
     }
 
     func checkpointed(in duration: Duration) { checkpoint.recordNanoseconds(duration.nanosecondsClamped) }

@@ -10,6 +10,9 @@ enum PlantedBug: String, CaseIterable, Sendable {
     case workerAcknowledgesBeforeApplying
     /// The coordinator publishes actions before their log records are committed.
     case coordinatorPublishesBeforeLogging
+    /// The coordinator never runs the log's sync that it defers past publishing: it answers for actions that only
+    /// the page cache holds.
+    case coordinatorAnswersBeforeTheSync
     /// The coordinator does not look retried request ids up: a retry becomes a new action.
     case coordinatorForgetsRequestIDs
     /// The coordinator stops on a failed log write without answering the requesters waiting for it.

@@ -1,0 +1,74 @@
+import Flux
+@testable import FluxBus
+import FluxBusProtocol
+import Testing
+
+/// The coordinator publishes a commit's ACTIONs while its log syncs that commit, and tells no one of them until the
+/// sync is done (docs/ARCHITECTURE.md, "Publishing while the log syncs"). These scenarios strike while the sync
+/// hangs, after the ACTIONs reached the workers. Every seed of the swarm also checks the order itself: no RESULT,
+/// BATCH_RESULT or COMPLETED names a sequence the log has not synced.
+@Suite("Simulated faults while the log syncs")
+struct SyncScenarioTests {
+    /// The first seed whose run reaches a sync holding the action just published, after a few answers (an action
+    /// logged while another was in flight was synced with that one's commit): the cluster, and that sequence, struck
+    /// by `fault` there.
+    static func struck(by fault: SimCluster.SyncFault) -> (SimCluster, UInt64)? {
+        for seed in UInt64(1)...40 {
+            let cluster = SimCluster(seed: seed, faults: .nothing, actionsPerClient: 10)
+            var struckAt: UInt64?
+            cluster.faultDuringSync = { cluster in
+                guard cluster.checker.acknowledged.count >= 3, struckAt == nil, let published = cluster.coordinator?.lastSequence,
+                    (cluster.disk.newestSynced ?? 0) < published
+                else { return nil }
+                struckAt = published
+                return fault
+            }
+            _ = cluster.run(until: 60_000_000) { _ in struckAt != nil }
+            if let struckAt { return (cluster, struckAt) }
+        }
+        return nil
+    }
+
+    /// A crash of the coordinator's process during the sync loses nothing: the page cache holds the commit. The
+    /// restarted coordinator dispatches the action again under its next epoch, and it runs once.
+    @Test func aCrashDuringTheSyncLosesNothing() {
+        guard let (cluster, sequence) = Self.struck(by: .crash) else { return #expect(Bool(false), "no seed reached the fault") }
+        #expect(ScenarioTests.settle(cluster), "\(cluster.checker.recentSteps.suffix(10))")
+        #expect(cluster.checker.violation == nil, "\(cluster.checker.violation ?? "")")
+        #expect(cluster.disk.epochs.count == 2, "one restart")
+        #expect(cluster.checker.publishedEpochs[sequence]?.count == 2, "#\(sequence) dispatched again under the new epoch")
+        #expect(cluster.checker.acknowledged.count == 30, "every action answered")
+        #expect(cluster.storageStops.isEmpty)
+        #expect(ScenarioTests.ledger(cluster, 0) == ScenarioTests.ledger(cluster, 1))
+    }
+
+    /// A power cut during the sync that the disk survived (it had written the commit) is a crash as well.
+    @Test func aPowerCutThatKeptTheCommitLosesNothing() {
+        guard let (cluster, sequence) = Self.struck(by: .powerCut(keeping: true)) else {
+            return #expect(Bool(false), "no seed reached the fault")
+        }
+        #expect(ScenarioTests.settle(cluster), "\(cluster.checker.recentSteps.suffix(10))")
+        #expect(cluster.checker.violation == nil, "\(cluster.checker.violation ?? "")")
+        #expect(cluster.checker.acknowledged[sequence] != nil, "#\(sequence) was kept, and answered")
+        #expect(cluster.checker.acknowledged.count == 30, "every action answered")
+        #expect(cluster.storageStops.isEmpty)
+        #expect(ScenarioTests.ledger(cluster, 0) == ScenarioTests.ledger(cluster, 1))
+    }
+
+    /// A power cut that loses the commit after its ACTION reached the replicas. No client was told of that action,
+    /// so no answer is lost; but the replicas applied what the log no longer holds. The restarted coordinator finds
+    /// them ahead of its log and stops, naming them, rather than number another action the same.
+    @Test func aPowerCutThatLostTheCommitIsRefusedLoudly() {
+        guard let (cluster, lost) = Self.struck(by: .powerCut(keeping: false)) else {
+            return #expect(Bool(false), "no seed reached the fault")
+        }
+        let stopped = cluster.run(until: 60_000_000) { !$0.storageStops.isEmpty }
+        #expect(stopped, "\(cluster.checker.recentSteps.filter { $0.contains("fault") || $0.contains("coordinator") }.prefix(20))")
+        #expect(cluster.checker.violation == nil, "\(cluster.checker.violation ?? "")")
+        #expect(cluster.disk.newestSequence == lost - 1, "the log lost #\(lost) and kept what was synced before it")
+        #expect(cluster.checker.acknowledged[lost] == nil, "no client was told of #\(lost)")
+        #expect(cluster.checker.acknowledged.keys.allSatisfy { $0 < lost })
+        let stop = cluster.storageStops.first ?? ""
+        #expect(stop.contains("applied up to #\(lost), but this coordinator's log ends at #\(lost - 1)"), "\(stop)")
+    }
+}
