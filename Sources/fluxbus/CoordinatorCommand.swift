@@ -78,7 +78,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
     var newBus = false
 
     @Option(help: ArgumentHelp(
-        "How log commits reach the disk: always (an action is fsynced before it is published), batch (synced every 50 ms), off (left to the OS).",
+        "How log commits reach the disk: always (fsynced before anyone is told of an action; its ACTION travels during the fsync), batch (synced every 50 ms), off (left to the OS).",
         valueName: "mode"))
     var sync = LogSync.always.rawValue
 

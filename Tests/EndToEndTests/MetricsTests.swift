@@ -32,6 +32,9 @@ struct MetricsTests {
         #expect(after[okCount] == (before[okCount] ?? 0) + Double(dispatched))
         #expect((after[#"fluxbus_dispatch_duration_seconds_sum{outcome="ok"}"#] ?? 0) > 0)
         #expect((after[#"fluxbus_log_sync_duration_seconds_count{step="commit"}"#] ?? 0) > 0)
+        // `--sync always` (the default): each lock-step dispatch's commit is fsynced after its ACTION went out.
+        let syncs = #"fluxbus_log_sync_duration_seconds_count{step="sync"}"#
+        #expect((after[syncs] ?? 0) >= (before[syncs] ?? 0) + Double(dispatched))
 
         // Gauges are sampled once a second: wait for the sample that sees the last dispatch.
         let sequence = Double(try await client.status().sequence)

@@ -8,8 +8,9 @@ import GRDBSQLite
 /// memory when there is no data directory.
 ///
 /// Writes are buffered and committed together by ``flush()``, one transaction for everything the coordinator did
-/// since the last flush: that is the group commit. The engine flushes before it publishes an action it logged, so
-/// no action reaches a worker before its record is committed (and, with `--sync always`, on disk).
+/// since the last flush: that is the group commit. The engine commits before it publishes an action it logged, so
+/// no action reaches a worker before its record is committed; with `--sync always` the engine may publish before the
+/// commit's fsync (``flushDeferringSync()``, ``syncCommitted()``), and tells no one of the action until it is done.
 ///
 /// It is only ever used on the coordinator's I/O thread.
 final class ActionLog: BufferedLog {

@@ -128,8 +128,9 @@ public enum LostDependencyPolicy: String, Sendable, CaseIterable {
 
 /// How the coordinator's log commits reach the disk; see docs/OPERATIONS.md.
 public enum LogSync: String, Sendable, CaseIterable {
-    /// Every group commit is fsynced before any of its actions is published, so no client is told of a dispatch
-    /// whose action is not on disk. The default.
+    /// Every group commit is fsynced before anyone is told of its actions: its ACTIONs go out while the disk syncs,
+    /// and no RESULT, COMPLETED or RELEASE before the sync is done, so no client is told of a dispatch whose action
+    /// is not on disk. The default.
     case always
     /// Commits are written at once but synced every tick (50 ms): a process crash loses nothing, a power cut at most
     /// the last tick.

@@ -6,7 +6,8 @@ extension CoordinatorEngine {
     /// Starts the next request when none is in flight. A request that no live store takes part in completes at
     /// once, so this loops rather than recursing. Nothing starts before its actions are committed to the log, nor
     /// while a restart still waits for the previous run's stores. The ACTIONs go out while the disk syncs that
-    /// commit; everything that tells of them (RESULT, COMPLETED, RELEASE) waits for the sync.
+    /// commit; everything that tells of them (RESULT, COMPLETED, RELEASE) waits for the sync. A commit that no
+    /// ACTION follows (accepted requests queued behind the one in flight, decisions) is synced at once.
     func pump() {
         #if DEBUG
         let logFirst = plantedBug != .coordinatorPublishesBeforeLogging
@@ -16,7 +17,10 @@ extension CoordinatorEngine {
         // The next request's plans go in the same commit as what was just accepted: they are fixed before its first
         // ACTION is published, so a restart dispatching it again names the same stores.
         let planned = flights.isIdle && recovery == nil && !storageFailed ? planNext() : false
-        if logFirst, planned || log.hasUnflushedActions || !undeliveredDecisions.isEmpty { commitBeforePublishing() }
+        if logFirst, planned || log.hasUnflushedActions || !undeliveredDecisions.isEmpty {
+            let starting = flights.isIdle && !queue.isEmpty && recovery == nil
+            if starting { commitBeforePublishing() } else { flushLog() }
+        }
         guard !storageFailed, recovery == nil else { return }
         while flights.isIdle, !queue.isEmpty {
             // After a request that completed at once, the next one's plans need a commit of their own.
