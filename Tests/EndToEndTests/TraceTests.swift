@@ -45,6 +45,11 @@ struct TraceTests {
         _ = try step("network", "RELEASE → w-city (city ready)")
         _ = try step("network", "ACK price ← w-price")
 
+        // `--sync always` (the default): the commit's fsync runs after the ACTION went out, while country runs, and the
+        // coordinator reads country's ACK only once it is done.
+        let sync = try step("coordinator", "log sync")
+        #expect(publish.endMicros <= sync.startMicros && sync.endMicros <= countryAck.startMicros, "\(steps)")
+
         // Each step's end comes before the next step's start, along the whole critical path.
         let chain = [received, commit, publish, country, countryAck, toCity, city, cityAck, toPrice, price, priceAck, sent]
         for (earlier, later) in zip(chain, chain.dropFirst()) {

@@ -41,8 +41,11 @@ extension CoordinatorEngine {
     /// Makes the last commit durable; then the decisions it holds go out. The shell calls it for `.syncLog`.
     func syncLog() {
         guard syncOwed, !storageFailed else { return }
+        let trace = flights.request?.trace.flatMap { $0.sync == nil && $0.commit != nil ? $0 : nil }
+        let began = trace == nil ? now : clockNow()
         do {
             try log.syncCommitted()
+            trace?.sync = began...clockNow()
             syncOwed = false
             releaseDecisions()
         } catch {

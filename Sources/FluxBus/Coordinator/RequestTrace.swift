@@ -24,8 +24,10 @@ final class RequestTrace {
 
     let context: TraceContext
     let receivedAt: MonotonicTime
-    /// The commit that made the action durable.
+    /// The commit that logged the action.
     var commit: ClosedRange<MonotonicTime>?
+    /// With `--sync always`, the fsync of that commit, which runs while the ACTION travels.
+    var sync: ClosedRange<MonotonicTime>?
     var publishedAt: MonotonicTime?
     var sequence: UInt64 = 0
     var plan: [PlanStep] = []

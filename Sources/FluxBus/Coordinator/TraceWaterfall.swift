@@ -21,6 +21,7 @@ struct TraceWaterfall {
         add("coordinator", "receive DISPATCH", 0, 0)
         if let commit = trace.commit { add("coordinator", "log commit", micros(commit.lowerBound), micros(commit.upperBound)) }
         add("coordinator", "publish ACTION #\(trace.sequence)", published, published)
+        if let sync = trace.sync { add("coordinator", "log sync", micros(sync.lowerBound), micros(sync.upperBound)) }
         for release in trace.releases {
             if let commit = release.commit {
                 add("coordinator", "log commit \(release.store) outcome", micros(commit.lowerBound), micros(commit.upperBound))
