@@ -28,6 +28,10 @@ struct FaultPlan: CustomStringConvertible {
     /// restores it and the coordinator starts. Drawn from a generator of its own (``SimCluster``), so that it leaves
     /// every other fault of a seed as it was.
     var logDamage = 0.0
+    /// Chance, at each log sync the coordinator owes once a commit's ACTIONs went out, that its process dies (or its
+    /// machine loses power, the disk having written the commit) while the sync hangs. Drawn from a generator of its
+    /// own, like ``logDamage``.
+    var crashDuringSync = 0.0
     /// Per second: chance that a worker is busy inside a handler for 0.1–8 s (past the 5 s ack deadline, or not):
     /// it handles nothing meanwhile, but its guard heartbeats for it. Drawn from a generator of its own, like
     /// ``logDamage``.
@@ -63,6 +67,7 @@ struct FaultPlan: CustomStringConvertible {
             + "partitions \(partitionRate)/s, worker crashes \(workerCrashRate)/s (checkpoint kept \(percent(keepsCheckpoint))), "
             + "coordinator crashes \(coordinatorCrashRate)/s, stalls \(stallRate)/s, flush failures \(percent(flushFailure)), "
             + "coordinator stalls \(coordinatorStallRate)/s, log damage \(percent(logDamage)) of coordinator crashes, "
+            + "crashes during a log sync \(percent(crashDuringSync)), "
             + "busy handlers \(busyRate)/s (stopped while busy \(percent(stopWhileBusy)))"
     }
 }

@@ -69,6 +69,8 @@ final class SimCluster {
     var damageRandom: SplitMix64
     /// Draws for busy handlers only, for the same reason.
     var busyRandom: SplitMix64
+    /// Draws for ``FaultPlan/crashDuringSync``.
+    var syncRandom: SplitMix64
     /// The log as it was before a damage fault, for the operator's restore after the refusal.
     var damagedLogBackup: MemoryLogTables?
     /// How often a restarted coordinator refused its damaged log.
@@ -113,6 +115,8 @@ final class SimCluster {
     /// A scenario's fault in the middle of a log sync: called at each sync the coordinator owes, once the ACTIONs
     /// ahead of it went out; nil for none.
     var faultDuringSync: ((SimCluster) -> SyncFault?)?
+    /// Faults that struck while a log sync hung.
+    var syncFaults = 0
     /// Why the coordinator stopped, each time it stopped for its log.
     var storageStops: [String] = []
     /// A scenario's loss: called with each published message and a subscriber; true loses it for that subscriber.
@@ -132,6 +136,10 @@ final class SimCluster {
         damageRandom = SplitMix64(seed: seed ^ 0x10C_DA4A)
         if faults == nil, Bool.random(using: &damageRandom) {
             self.faults.logDamage = Double.random(in: 0.3...1, using: &damageRandom)
+        }
+        syncRandom = SplitMix64(seed: seed ^ 0x5_1C_FA11)
+        if faults == nil, Int.random(in: 0..<3, using: &syncRandom) == 0 {
+            self.faults.crashDuringSync = Double.random(in: 0.005...0.05, using: &syncRandom)
         }
         busyRandom = SplitMix64(seed: seed ^ 0xB05E_4A4D)
         if faults == nil, Bool.random(using: &busyRandom) {
@@ -248,6 +256,7 @@ final class SimCluster {
             if coordinator == nil { startCoordinator() }
         case .duringSync(let fault, let incarnation):
             guard coordinator != nil, incarnation == coordinatorIncarnation else { return }
+            syncFaults += 1
             switch fault {
             case .crash: crashCoordinator()
             case .powerCut(let keeping): cutPower(keeping: keeping)

@@ -62,11 +62,14 @@ final class SimulatedDisk {
     }
 
     /// Power is cut before the sync: the commits since the last one are lost, or kept when `keeping` (the disk
-    /// happened to write them). Returns whether anything was lost.
+    /// happened to write them, so they are as good as synced). Returns whether anything was lost.
     func powerCut(keeping: Bool) -> Bool {
         guard let before = lastSynced else { return false }
+        if keeping {
+            synced(through: newestSequence ?? 0)
+            return false
+        }
         lastSynced = nil
-        if keeping { return false }
         tables = before.tables
         mark.mark = before.mark
         return true
@@ -93,7 +96,8 @@ final class SimulatedLog: LogStorage {
     private let flushFails: () -> Bool
     private let log: MemoryLog
     private var lastAppended: UInt64 = 0
-    private var syncOwed = false
+    /// The newest action the last commit held, while its sync is owed.
+    private var owedThrough: UInt64?
 
     let directory: String? = "/simulated"
     let path: String? = "/simulated/log.sqlite"
@@ -133,14 +137,14 @@ final class SimulatedLog: LogStorage {
         }
         disk.committing()
         try log.flush()
-        syncOwed = true
+        owedThrough = lastAppended
         return true
     }
 
     func syncCommitted() throws {
-        guard syncOwed else { return }
-        syncOwed = false
-        disk.synced(through: lastAppended)
+        guard let through = owedThrough else { return }
+        owedThrough = nil
+        disk.synced(through: through)
     }
 
     func append(

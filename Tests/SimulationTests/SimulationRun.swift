@@ -15,6 +15,8 @@ struct SimulationRun {
     let busy: (periods: Int, stops: Int)
     /// Worker processes that died in a trapping handler (a poison action), and the poison marks the log ended with.
     let poison: (traps: Int, marks: Int)
+    /// Coordinator crashes and power cuts that struck while a log sync hung.
+    let syncFaults: Int
     let ledgerTraps: Set<UInt32>
     let violation: String?
     let recentSteps: [String]
@@ -46,6 +48,7 @@ struct SimulationRun {
         steps = cluster.steps
         busy = (cluster.busyPeriods, cluster.busyStops)
         poison = (cluster.handlerTraps, cluster.disk.poison.count)
+        syncFaults = cluster.syncFaults
         ledgerTraps = cluster.ledgerTraps
         transfers = cluster.checker.transfers
         violation = cluster.checker.violation

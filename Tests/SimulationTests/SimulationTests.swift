@@ -22,6 +22,7 @@ struct SimulationTests {
         var steps = 0
         var busy = (periods: 0, stops: 0)
         var poison = (traps: 0, marks: 0)
+        var syncFaults = 0
         var failures: [String] = []
         var transfers: [String: Int] = [:]
         for seed in Self.seeds {
@@ -29,6 +30,7 @@ struct SimulationTests {
             steps += run.steps
             busy = (busy.periods + run.busy.periods, busy.stops + run.busy.stops)
             poison = (poison.traps + run.poison.traps, poison.marks + run.poison.marks)
+            syncFaults += run.syncFaults
             transfers.merge(run.transfers, uniquingKeysWith: +)
             if run.violation != nil { failures.append(run.report) }
         }
@@ -36,7 +38,8 @@ struct SimulationTests {
         let seconds = max(Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18, 0.001)
         print("simulation: \(Self.seeds.count) seeds, \(steps) steps, \(Int(Double(steps) / seconds)) steps/s, "
             + "\(busy.periods) busy handlers (\(busy.stops) stopped while busy), \(poison.traps) processes died in a "
-            + "trapping handler (\(poison.marks) actions poisoned), \(failures.count) failed")
+            + "trapping handler (\(poison.marks) actions poisoned), \(syncFaults) crashes or power cuts while the log synced, "
+            + "\(failures.count) failed")
         print("simulation: state moved in chunks: " + transfers.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", "))
         // Snapshots must really travel in chunks here, or the faults above never hit a transfer mid-stream.
         if Self.seeds.count >= 20 {
