@@ -115,8 +115,8 @@ extension CoordinatorEngine {
     /// How a HELLO's history contradicts the log: the worker applied more than the log holds, or its chain at its
     /// applied sequence differs from the log's. Either way the log lost or changed what the worker applied.
     func historyConflict(for hello: Message.Hello) -> String? {
-        let place = log.directory == nil
-            ? " (its log is in memory, so a restart starts a new bus)" : " (its data directory was replaced, restored or damaged)"
+        let place = log.directory == nil ? " (its log is in memory, so a restart starts a new bus)"
+            : " (its data directory was replaced, restored or damaged, or its machine lost power while the log synced)"
         if let store = hello.stores.first(where: { $0.lastApplied > lastLogged }) {
             return "store `\(store.name)` on worker `\(hello.workerID)` applied up to #\(store.lastApplied), but this "
                 + "coordinator's log ends at #\(lastLogged)" + place
