@@ -39,6 +39,11 @@ struct OutcomeTruth {
         return nil
     }
 
+    /// Forgets what replicas did after `sequence`: a power cut lost those dispatches before anyone was told of them.
+    mutating func forgetRuns(after sequence: UInt64) {
+        ran = ran.filter { $0.key.sequence <= sequence }
+    }
+
     /// Records one replica's run of a store in a dispatch.
     mutating func ran(_ store: String, sequence: UInt64, on worker: String, status: OutcomeStatus) -> String? {
         let key = Key(sequence: sequence, store: store)

@@ -42,6 +42,10 @@ extension SimCluster {
                 if self.coordinator !== coordinator || coordinator.storageFailed { return }
             case .storageFailed(let error):
                 storageStops.append(error.message)
+                if operatorRecoversFromAheadWorkers, error.message.contains("behind what a worker applied") {
+                    checker.note("the operator starts the coordinator once with --new-bus")
+                    configuration.newBus = true
+                }
                 checker.note("the coordinator stops: \(error.message)")
                 if let coordinator { checker.stoppedOnStorageFailure(waiting: coordinator.waitingRequesters, effects: effects) }
                 crashCoordinator()
@@ -96,6 +100,8 @@ extension SimCluster {
                 workers[index].checkpoint = try! draft.encoded()
             case .event(.applied(let sequence, let store, let status)):
                 checker.applied(by: workers[index].id, sequence: sequence, store: store, status: status)
+            case .event(.rejected(let code, _)) where code == .aheadOfLog && operatorRecoversFromAheadWorkers:
+                refusedAheadOfLog.insert(index)
             case .event(.snapshotInstalled):
                 checker.transfers["snapshots installed", default: 0] += 1
             case .event:
@@ -104,6 +110,13 @@ extension SimCluster {
                 // Encoded now, from the copy taken at the request's sequence; handed back later, as from another thread.
                 schedule(.workerEncoded(index, incarnation: workers[index].incarnation, requestID: requestID, EncodedState.encode(copy)),
                          after: Int64.random(in: 0...30_000, using: &random))
+            case .stop(let error) where refusedAheadOfLog.remove(index) != nil:
+                let id = workers[index].id
+                checker.note("the operator restarts \(id), refused for \(error?.message ?? "?"), with empty state")
+                workers[index].engine = nil
+                workers[index].checkpoint = nil
+                restartedEmptyByOperator += 1
+                schedule(.workerRestart(index), after: 500_000)
             case .stop(let error):
                 if let error { checker.fail("worker \(workers[index].id) stopped: \(error.message)") }
                 workers[index].engine = nil

@@ -58,6 +58,7 @@ extension SimCluster {
     /// network, and the commit being synced is lost, or kept when the disk happened to write it.
     func cutPower(keeping: Bool) {
         let lost = disk.powerCut(keeping: keeping)
+        if lost { checker.lostPublished(after: disk.newestSequence ?? 0) }
         checker.note("fault: power cut during the log's sync; \(lost ? "the unsynced commit is lost" : "the disk had written it")")
         crashCoordinator()
     }

@@ -95,7 +95,8 @@ final class SimCluster {
     /// Per-connection FIFO: the latest arrival scheduled on each connection, which a later message never overtakes.
     var lastArrival: [Int: Int64] = [:]
     private let logger = Logger(label: "sim", factory: { _ in SwiftLogNoOpLogHandler() })
-    let configuration: CoordinatorConfiguration
+    /// The coordinator's configuration; an operator's `--new-bus` sets `newBus` for one start.
+    var configuration: CoordinatorConfiguration
     let disk = SimulatedDisk()
     var coordinator: CoordinatorEngine?
     var coordinatorIncarnation = 0
@@ -115,6 +116,14 @@ final class SimCluster {
     /// A scenario's fault in the middle of a log sync: called at each sync the coordinator owes, once the ACTIONs
     /// ahead of it went out; nil for none.
     var faultDuringSync: ((SimCluster) -> SyncFault?)?
+    /// A scenario's operator, for a coordinator that stopped because a worker applied more than its log holds (a
+    /// power cut lost a commit after its ACTION went out): it starts the coordinator once with `--new-bus`, and
+    /// restarts each worker that coordinator refuses (REJECT 9) with empty state, as OPERATIONS.md section 9 says.
+    var operatorRecoversFromAheadWorkers = false
+    /// Workers refused for being ahead of the log, which the operator restarts empty when they stop; and how many
+    /// the operator restarted so.
+    var refusedAheadOfLog: Set<Int> = []
+    var restartedEmptyByOperator = 0
     /// Faults that struck while a log sync hung.
     var syncFaults = 0
     /// Why the coordinator stopped, each time it stopped for its log.
@@ -364,6 +373,7 @@ final class SimCluster {
             controlEndpoint: "sim://control", advertisedPublishEndpoint: "sim://publish", logger: logger, now: time)
         engine.plantedBug = mutation
         coordinator = engine
+        configuration.newBus = false
         checker.note("coordinator started, epoch \(engine.epoch), log through #\(recovered.lastSequence)")
         engine.flushLog()
         perform(engine.takeEffects())

@@ -37,6 +37,12 @@ struct SimHistoryModel {
         return true
     }
 
+    /// Works the model out again from sequence 1 at the next ``extend(through:order:planned:histories:)``: what it
+    /// covered after a lost commit may be published as other actions.
+    mutating func restart() {
+        self = SimHistoryModel(ledgerTraps: ledgerTraps, histories: histories)
+    }
+
     private init(ledgerTraps: Set<UInt32>, histories: [String: StoreHistory]) {
         self.ledgerTraps = ledgerTraps
         self.histories = histories

@@ -9,11 +9,12 @@ import Testing
 /// BATCH_RESULT or COMPLETED names a sequence the log has not synced.
 @Suite("Simulated faults while the log syncs")
 struct SyncScenarioTests {
-    /// The first seed whose run reaches a sync holding the action just published, after a few answers (an action
-    /// logged while another was in flight was synced with that one's commit): the cluster, and that sequence, struck
-    /// by `fault` there.
-    static func struck(by fault: SimCluster.SyncFault) -> (SimCluster, UInt64)? {
-        for seed in UInt64(1)...40 {
+    /// The first seeds (at most `limit`) whose runs reach a sync holding the action just published, after a few
+    /// answers (an action logged while another was in flight was synced with that one's commit): each cluster, and
+    /// that sequence, struck by `fault` there.
+    static func strikes(by fault: SimCluster.SyncFault, limit: Int) -> [(SimCluster, UInt64)] {
+        var found: [(SimCluster, UInt64)] = []
+        for seed in UInt64(1)...80 where found.count < limit {
             let cluster = SimCluster(seed: seed, faults: .nothing, actionsPerClient: 10)
             var struckAt: UInt64?
             cluster.faultDuringSync = { cluster in
@@ -23,11 +24,14 @@ struct SyncScenarioTests {
                 struckAt = published
                 return fault
             }
-            _ = cluster.run(until: 60_000_000) { _ in struckAt != nil }
-            if let struckAt { return (cluster, struckAt) }
+            // Until the fault has struck, not only been drawn: the sync hangs a while first.
+            _ = cluster.run(until: 60_000_000) { $0.syncFaults > 0 }
+            if let struckAt, cluster.syncFaults > 0 { found.append((cluster, struckAt)) }
         }
-        return nil
+        return found
     }
+
+    static func struck(by fault: SimCluster.SyncFault) -> (SimCluster, UInt64)? { strikes(by: fault, limit: 1).first }
 
     /// A crash of the coordinator's process during the sync loses nothing: the page cache holds the commit. The
     /// restarted coordinator dispatches the action again under its next epoch, and it runs once.
@@ -70,5 +74,28 @@ struct SyncScenarioTests {
         #expect(cluster.checker.acknowledged.keys.allSatisfy { $0 < lost })
         let stop = cluster.storageStops.first ?? ""
         #expect(stop.contains("applied up to #\(lost), but this coordinator's log ends at #\(lost - 1)"), "\(stop)")
+    }
+
+    /// The same power cut, then the operator's recovery, on several seeds: the coordinator started once with
+    /// `--new-bus` refuses the workers whose history the log no longer holds (REJECT 9), they are restarted empty and
+    /// catch up from the log, and the bus goes on. Every request is answered, each action once, and every replica
+    /// ends as the total order says. Where a client's retry took the lost sequence again with the same action, the
+    /// workers that applied it hold the same history as the log, and are welcomed.
+    @Test func anOperatorRecoversFromALostCommitWithNewBus() {
+        let runs = Self.strikes(by: .powerCut(keeping: false), limit: 6)
+        #expect(runs.count == 6, "seeds that reached the fault: \(runs.count)")
+        var refusedAndRestarted = 0
+        for (cluster, lost) in runs {
+            cluster.operatorRecoversFromAheadWorkers = true
+            #expect(ScenarioTests.settle(cluster, within: 60), "seed \(cluster.seed): \(cluster.checker.recentSteps.suffix(12))")
+            #expect(cluster.checker.violation == nil, "seed \(cluster.seed): \(cluster.checker.violation ?? "")")
+            #expect(cluster.storageStops.count <= 1, "seed \(cluster.seed): \(cluster.storageStops)")
+            #expect(cluster.checker.acknowledged.count == 30, "seed \(cluster.seed): every action answered")
+            #expect(cluster.checker.acknowledged[lost] != nil, "seed \(cluster.seed): #\(lost) went to an action after all")
+            #expect(ScenarioTests.ledger(cluster, 0) == ScenarioTests.ledger(cluster, 1), "seed \(cluster.seed)")
+            refusedAndRestarted += cluster.restartedEmptyByOperator > 0 ? 1 : 0
+        }
+        print("power cut losing a commit, then --new-bus: \(refusedAndRestarted) of \(runs.count) seeds refused a worker and restarted it empty")
+        #expect(refusedAndRestarted >= 1, "no seed had the lost sequence go to another action, so none refused a worker")
     }
 }
