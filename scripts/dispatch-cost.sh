@@ -17,22 +17,12 @@ count=${1:-4000}
 fluxbus=$(realpath "${2:-.build/release/fluxbus}")
 mode=${3:-durable}
 dir=$(mktemp -d /tmp/fluxbus-cost.XXXXXX)
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-control=tcp://127.0.0.1:$(port)
-publish=tcp://127.0.0.1:$(port)
 case "$mode" in
     durable) log=(--data-dir "$dir/data") ;;
     memory) log=(--in-memory) ;;
     *) echo "the third argument is durable or memory, not '$mode'" >&2; exit 2 ;;
 esac
-
-"$fluxbus" coordinator "${log[@]}" --control "$control" --publish "$publish" --log-level warning >"$dir/coordinator.log" 2>&1 &
-coordinator=$!
-"$fluxbus" worker --id w1 --coordinator "$control" --store counter=counter --log-level warning >"$dir/worker.log" 2>&1 &
-worker=$!
-cleanup() { kill -TERM "$worker" "$coordinator" 2>/dev/null || true; wait "$worker" "$coordinator" 2>/dev/null || true; }
-trap cleanup EXIT
-"$fluxbus" status --coordinator "$control" --wait-ready 1 --timeout 30 >/dev/null
+source "$(dirname "$0")/one-worker-cluster.sh"
 
 # Run time in ns and voluntary context switches, summed over a process's threads.
 sample() {

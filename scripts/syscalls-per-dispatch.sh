@@ -12,17 +12,8 @@ set -euo pipefail
 count=${1:-4000}
 fluxbus=$(realpath "${2:-.build/release/fluxbus}")
 dir=$(mktemp -d /tmp/fluxbus-syscalls.XXXXXX)
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-control=tcp://127.0.0.1:$(port)
-publish=tcp://127.0.0.1:$(port)
-
-"$fluxbus" coordinator --in-memory --control "$control" --publish "$publish" --log-level warning >"$dir/coordinator.log" 2>&1 &
-coordinator=$!
-"$fluxbus" worker --id w1 --coordinator "$control" --store counter=counter --log-level warning >"$dir/worker.log" 2>&1 &
-worker=$!
-cleanup() { kill -TERM "$worker" "$coordinator" 2>/dev/null || true; wait "$worker" "$coordinator" 2>/dev/null || true; }
-trap cleanup EXIT
-"$fluxbus" status --coordinator "$control" --wait-ready 1 --timeout 30 >/dev/null
+log=(--in-memory)
+source "$(dirname "$0")/one-worker-cluster.sh"
 
 strace -f -c -o "$dir/coordinator.strace" -p "$coordinator" 2>/dev/null &
 trace_c=$!

@@ -30,52 +30,14 @@ extension SimCluster {
                     deliver(.toWorker(index, frames, fromSubscriber: true, generation: workers[index].generation), link: 3 * index + 1)
                 }
             case .syncLog:
-                guard let coordinator else { return }
-                if let fault = faultDuringSync?(self) ?? randomFaultDuringSync() {
-                    // The fsync hangs: the coordinator handles nothing, the ACTIONs ahead of it reach the workers,
-                    // and the fault strikes before it returns. What follows the sync never goes out.
-                    stallCoordinator(for: 1_000_000)
-                    return schedule(.duringSync(fault, incarnation: coordinatorIncarnation), after: Int64.random(in: 20_000...200_000, using: &random))
-                }
-                coordinator.syncLog()
-                perform(coordinator.takeEffects())
-                if self.coordinator !== coordinator || coordinator.storageFailed { return }
+                // Nothing after the sync goes out when it fails, or when a fault strikes while it hangs.
+                guard performSync() else { return }
             case .storageFailed(let error):
-                storageStops.append(error.message)
-                if operatorRecoversFromAheadWorkers, error.message.contains("behind what a worker applied") {
-                    checker.note("the operator starts the coordinator once with --new-bus")
-                    configuration.newBus = true
-                }
+                operatorSees(error)
                 checker.note("the coordinator stops: \(error.message)")
                 if let coordinator { checker.stoppedOnStorageFailure(waiting: coordinator.waitingRequesters, effects: effects) }
                 crashCoordinator()
             }
-        }
-    }
-
-    /// The swarm's fault in the middle of a sync, when the plan has one: a crash, or a power cut the commit survived.
-    /// (A power cut that loses it stops the coordinator for an operator: `SyncScenarioTests`.)
-    private func randomFaultDuringSync() -> SyncFault? {
-        guard faultsOn, faults.crashDuringSync > 0, Double.random(in: 0..<1, using: &syncRandom) < faults.crashDuringSync else { return nil }
-        return Bool.random(using: &syncRandom) ? .crash : .powerCut(keeping: true)
-    }
-
-    /// The promise the sync order keeps: no client and no worker is told a dispatch completed before its action is
-    /// on the disk for good.
-    private func checkDurable(_ message: Message) {
-        if case .bundle(let bundle) = message {
-            for item in bundle.messages { if let inner = try? codec.decode([Codec.signature, item.body]) { checkDurable(inner) } }
-            return
-        }
-        let told: UInt64? = switch message {
-        case .result(let result): result.sequence
-        case .batchResult(let result): result.firstSequence + UInt64(result.count) - 1
-        case .completed(let completed): completed.sequence
-        default: nil
-        }
-        if let told, told > disk.highestCommitted {
-            checker.fail("#\(told) was told as done (\(SimChecker.brief(message))) before the log synced it (synced through "
-                + "#\(disk.highestCommitted))")
         }
     }
 
@@ -111,12 +73,7 @@ extension SimCluster {
                 schedule(.workerEncoded(index, incarnation: workers[index].incarnation, requestID: requestID, EncodedState.encode(copy)),
                          after: Int64.random(in: 0...30_000, using: &random))
             case .stop(let error) where refusedAheadOfLog.remove(index) != nil:
-                let id = workers[index].id
-                checker.note("the operator restarts \(id), refused for \(error?.message ?? "?"), with empty state")
-                workers[index].engine = nil
-                workers[index].checkpoint = nil
-                restartedEmptyByOperator += 1
-                schedule(.workerRestart(index), after: 500_000)
+                restartEmpty(index, refused: error)
             case .stop(let error):
                 if let error { checker.fail("worker \(workers[index].id) stopped: \(error.message)") }
                 workers[index].engine = nil

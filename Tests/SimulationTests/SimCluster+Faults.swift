@@ -54,15 +54,6 @@ extension SimCluster {
         checker.note("fault: stall the coordinator until \(self.coordinatorStalledUntil)")
     }
 
-    /// The coordinator's machine loses power while its log syncs: the ACTIONs published ahead of the sync are on the
-    /// network, and the commit being synced is lost, or kept when the disk happened to write it.
-    func cutPower(keeping: Bool) {
-        let lost = disk.powerCut(keeping: keeping)
-        if lost { checker.lostPublished(after: disk.newestSequence ?? 0) }
-        checker.note("fault: power cut during the log's sync; \(lost ? "the unsynced commit is lost" : "the disk had written it")")
-        crashCoordinator()
-    }
-
     func crashCoordinator() {
         checker.note("fault: crash the coordinator")
         coordinator = nil

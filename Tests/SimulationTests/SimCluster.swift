@@ -6,14 +6,6 @@ import Logging
 /// One coordinator engine, three worker engines and a few clients in one thread, under a seeded network, clock and
 /// disk. Every step handles one event; the ``SimChecker`` checks the invariants after each.
 final class SimCluster {
-    /// What befalls the coordinator while its log syncs.
-    enum SyncFault {
-        /// The process dies: the commit is in the page cache, and survives.
-        case crash
-        /// The machine loses power: the commit being synced is lost, unless `keeping` (the disk had written it).
-        case powerCut(keeping: Bool)
-    }
-
     enum Event {
         case toCoordinator([[UInt8]], link: Link)
         case toWorker(Int, [[UInt8]], fromSubscriber: Bool, generation: Int)
@@ -265,11 +257,7 @@ final class SimCluster {
             if coordinator == nil { startCoordinator() }
         case .duringSync(let fault, let incarnation):
             guard coordinator != nil, incarnation == coordinatorIncarnation else { return }
-            syncFaults += 1
-            switch fault {
-            case .crash: crashCoordinator()
-            case .powerCut(let keeping): cutPower(keeping: keeping)
-            }
+            strike(fault)
         case .workerTick(let index, let incarnation):
             guard let engine = workers[index].engine, incarnation == workers[index].incarnation else { return }
             if postponedByStall(event, worker: index) { return }

@@ -217,7 +217,7 @@ final class ActionLog: BufferedLog {
             syncOwed = true
             return true
         }
-        try markCommitted()
+        try identity.committed(beside: path)
         return false
     }
 
@@ -226,17 +226,7 @@ final class ActionLog: BufferedLog {
         guard syncOwed, let walSync else { return }
         if let metrics { try metrics.timingSync { try walSync.sync() } } else { try walSync.sync() }
         syncOwed = false
-        try markCommitted()
-    }
-
-    private func markCommitted() throws {
-        do {
-            try identity.committed()
-        } catch let error as BusError {
-            throw error
-        } catch {
-            throw BusError(code: .storage, message: "cannot write the log's mark beside \(path ?? "the log"): \(error)")
-        }
+        try identity.committed(beside: path)
     }
 
     /// In batch mode, syncs what was committed since the last call (a passive WAL checkpoint syncs the WAL first).
@@ -260,11 +250,6 @@ final class ActionLog: BufferedLog {
         _ = try? database.writeWithoutTransaction { db in try db.checkpoint(kind) }
         if let started { metrics?.checkpointed(in: .now - started) }
     }
-
-    /// The WAL's size after a checkpoint, at most: journal_size_limit.
-    static let walLimitBytes = 4 << 20
-    /// Commits between two truncating checkpoints.
-    static let commitsPerTruncation = 2_000
 
     // MARK: - Reading
 

@@ -95,4 +95,15 @@ final class LogIdentity {
         try mark.write(LogHighWater(busID: busID, sequence: lastAppended, chain: chainTail), durably: false)
         marked = lastAppended
     }
+
+    /// ``committed()``, a failure said as a storage error that names the log the mark lies beside.
+    func committed(beside log: String?) throws {
+        do {
+            try committed()
+        } catch let error as BusError {
+            throw error
+        } catch {
+            throw BusError(code: .storage, message: "cannot write the log's mark beside \(log ?? "the log"): \(error)")
+        }
+    }
 }

@@ -1,0 +1,93 @@
+@testable import FluxBus
+import FluxBusProtocol
+
+/// The log's sync on the simulated disk: the coordinator's `.syncLog`, the faults that strike while it hangs, the
+/// check that nothing is told done before it, and the operator who recovers when a power cut lost a commit.
+extension SimCluster {
+    /// What befalls the coordinator while its log syncs.
+    enum SyncFault {
+        /// The process dies: the commit is in the page cache, and survives.
+        case crash
+        /// The machine loses power: the commit being synced is lost, unless `keeping` (the disk had written it).
+        case powerCut(keeping: Bool)
+    }
+
+    /// Runs the sync the coordinator owes, or starts a fault in the middle of it. False when what follows it must
+    /// not go out: the sync failed, or the process is about to die in it.
+    func performSync() -> Bool {
+        guard let coordinator else { return false }
+        if let fault = faultDuringSync?(self) ?? randomFaultDuringSync() {
+            // The fsync hangs: the coordinator handles nothing, the ACTIONs ahead of it reach the workers, and the
+            // fault strikes before it returns.
+            stallCoordinator(for: 1_000_000)
+            schedule(.duringSync(fault, incarnation: coordinatorIncarnation), after: Int64.random(in: 20_000...200_000, using: &random))
+            return false
+        }
+        coordinator.syncLog()
+        perform(coordinator.takeEffects())
+        return self.coordinator === coordinator && !coordinator.storageFailed
+    }
+
+    /// The fault drawn at a sync strikes while it hangs.
+    func strike(_ fault: SyncFault) {
+        syncFaults += 1
+        switch fault {
+        case .crash: crashCoordinator()
+        case .powerCut(let keeping): cutPower(keeping: keeping)
+        }
+    }
+
+    /// The coordinator's machine loses power while its log syncs: the ACTIONs published ahead of the sync are on the
+    /// network, and the commit being synced is lost, or kept when the disk happened to write it.
+    func cutPower(keeping: Bool) {
+        let lost = disk.powerCut(keeping: keeping)
+        if lost { checker.lostPublished(after: disk.newestSequence ?? 0) }
+        checker.note("fault: power cut during the log's sync; \(lost ? "the unsynced commit is lost" : "the disk had written it")")
+        crashCoordinator()
+    }
+
+    /// The swarm's fault in the middle of a sync, when the plan has one: a crash, or a power cut the commit survived.
+    /// (A power cut that loses it stops the coordinator for an operator: `SyncScenarioTests`.)
+    private func randomFaultDuringSync() -> SyncFault? {
+        guard faultsOn, faults.crashDuringSync > 0, Double.random(in: 0..<1, using: &syncRandom) < faults.crashDuringSync else { return nil }
+        return Bool.random(using: &syncRandom) ? .crash : .powerCut(keeping: true)
+    }
+
+    /// The promise the sync order keeps: no client and no worker is told a dispatch completed before its action is
+    /// on the disk for good.
+    func checkDurable(_ message: Message) {
+        if case .bundle(let bundle) = message {
+            for item in bundle.messages { if let inner = try? codec.decode([Codec.signature, item.body]) { checkDurable(inner) } }
+            return
+        }
+        let told: UInt64? = switch message {
+        case .result(let result): result.sequence
+        case .batchResult(let result): result.firstSequence + UInt64(result.count) - 1
+        case .completed(let completed): completed.sequence
+        default: nil
+        }
+        if let told, told > disk.highestCommitted {
+            checker.fail("#\(told) was told as done (\(SimChecker.brief(message))) before the log synced it (synced through "
+                + "#\(disk.highestCommitted))")
+        }
+    }
+
+    /// The coordinator stopped for its log. The scenario's operator, when it is a worker ahead of the log, starts it
+    /// again once with `--new-bus`.
+    func operatorSees(_ error: BusError) {
+        storageStops.append(error.message)
+        guard operatorRecoversFromAheadWorkers, error.message.contains("behind what a worker applied") else { return }
+        checker.note("the operator starts the coordinator once with --new-bus")
+        configuration.newBus = true
+    }
+
+    /// The operator restarts a worker that was refused for being ahead of the log, with empty state.
+    func restartEmpty(_ index: Int, refused error: BusError?) {
+        let id = workers[index].id
+        checker.note("the operator restarts \(id), refused for \(error?.message ?? "?"), with empty state")
+        workers[index].engine = nil
+        workers[index].checkpoint = nil
+        restartedEmptyByOperator += 1
+        schedule(.workerRestart(index), after: 500_000)
+    }
+}
