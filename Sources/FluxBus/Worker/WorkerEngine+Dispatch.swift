@@ -188,7 +188,10 @@ extension WorkerEngine {
             ])
             current?.stopRunning(mark.store, at: mark.sequence)
         }
-        for entry in replay.entries.sorted(by: { $0.sequence < $1.sequence }) {
+        // The coordinator sends a REPLAY's entries in order: checked in one pass, they are neither copied nor sorted.
+        let entries = replay.entries
+        let inOrder = entries.indices.dropFirst().allSatisfy { entries[$0 - 1].sequence < entries[$0].sequence }
+        for entry in inOrder ? entries : entries.sorted(by: { $0.sequence < $1.sequence }) {
             if let current, current.sequence == entry.sequence {
                 // The dispatch in hand completed without us: settle what is pending from the recorded outcomes
                 // (those of stores that run here are not taken: they settle by running).
