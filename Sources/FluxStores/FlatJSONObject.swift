@@ -10,10 +10,12 @@ enum FlatJSONObject {
     /// The value of `key` when `bytes` is a flat object of the plain shape holding it once as an integer; nil when
     /// the input is of any other shape, valid or not.
     static func integer(_ key: StaticString, in bytes: [UInt8]) -> Int? {
-        bytes.withUnsafeBufferPointer { buffer in
-            let wanted = UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount)
-            var reader = Reader(bytes: buffer)
-            return reader.integer(wanted)
+        // `withUTF8Buffer`, not `utf8Start`: a one-letter key may be stored as a scalar, without a pointer.
+        key.withUTF8Buffer { wanted in
+            bytes.withUnsafeBufferPointer { buffer in
+                var reader = Reader(bytes: buffer)
+                return reader.integer(wanted)
+            }
         }
     }
 
@@ -111,9 +113,7 @@ enum FlatJSONObject {
 
         private mutating func literal(_ word: StaticString) -> Bool {
             let count = word.utf8CodeUnitCount
-            guard bytes.count - at >= count,
-                UnsafeBufferPointer(start: word.utf8Start, count: count).elementsEqual(bytes[at..<at + count])
-            else { return false }
+            guard bytes.count - at >= count, word.withUTF8Buffer({ $0.elementsEqual(bytes[at..<at + count]) }) else { return false }
             at += count
             return true
         }

@@ -17,6 +17,12 @@ import Testing
         #expect(try CounterStore.Add(json: Array(payload.utf8)).by == by)
     }
 
+    /// Any key, one letter long included (a one-letter static string may have no pointer to its bytes).
+    @Test func anyKeyCanBeRead() {
+        #expect(FlatJSONObject.integer("x", in: Array(#"{"by":1,"x":-3}"#.utf8)) == -3)
+        #expect(FlatJSONObject.integer("pad", in: Array(#"{"pad":7}"#.utf8)) == 7)
+    }
+
     /// What the hand reader declines, valid or not; `JSONDecoder` then reads or refuses it.
     @Test(arguments: [
         #"{"by":1.0}"#, #"{"by":1e2}"#, #"{"by":"1"}"#, #"{"by":1,"by":2}"#, #"{"b\u0079":1}"#, #"{"by":1,}"#,
