@@ -6,12 +6,13 @@ import Logging
 import ZeroMQ
 
 /// A coordinator, a worker hosting `counter` and a client in this one process, over `inproc://`: `count` lock-step
-/// `counter.add` dispatches once the worker is live. Run with 0 and with N, under callgrind, the difference over N is
+/// `counter.add` dispatches once the worker is live (with `batched`, `count` actions in batches of 1,000, 64 bytes
+/// each, as `fluxbus bench batch` sends them). Run with 0 and with N, under callgrind, the difference over N is
 /// what one dispatch costs the three of them, in instructions (docs/BENCHMARKS.md, "Dispatch tracing"). The
 /// coordinator's log is in memory, or with `durable` a SQLite log in a temporary directory, as shipped
 /// (`--sync always`: its fsyncs are system calls, which callgrind does not count).
 enum BusWorkload {
-    static func run(_ count: Int, durable: Bool) async throws {
+    static func run(_ count: Int, durable: Bool, batched: Bool = false) async throws {
         var quiet = Logger(label: "flux-instructions")
         quiet.logLevel = .critical
         let context = try ZMQContext()
@@ -37,6 +38,19 @@ enum BusWorkload {
         let client = try await BusClient(endpoint: configuration.controlEndpoint, context: context)
         while try await client.status().workers.filter({ $0.state == .live }).isEmpty {
             try await Task.sleep(for: .milliseconds(20))
+        }
+        if batched {
+            // As `fluxbus bench batch` sends them: 64-byte payloads, DISPATCH_BATCH of 1,000, one at a time here.
+            let payload = Array((#"{"by":1,"pad":""# + String(repeating: "x", count: 47) + #""}"#).utf8)
+            var sent = 0
+            while sent < count {
+                let size = min(1_000, count - sent)
+                let result = try await client.dispatchBatch(
+                    Array(repeating: BatchAction(actionType: "counter.add", payload: payload), count: size))
+                guard result.failures.isEmpty else { throw BusWorkloadFailure(description: "a batch failed: \(result.failures)") }
+                sent += size
+            }
+            return
         }
         for _ in 0..<count {
             let result = try await client.dispatch("counter.add", json: #"{"by":1}"#)

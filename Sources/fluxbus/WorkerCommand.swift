@@ -105,6 +105,7 @@ struct WorkerCommand: AsyncParsableCommand {
             configuration.checkpointInterval = .milliseconds(checkpointMillis)
             configuration.security = try curve.security()
             configuration.metricsListen = try metrics.endpoint()
+            configuration.reportsEvents = false  // nothing here reads them
             let worker = Worker(configuration: configuration, logger: logger)
             let group = ServiceGroup(
                 configuration: .init(services: [worker], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))

@@ -39,10 +39,12 @@ final class TestBus: Sendable {
 
     /// Starts a worker; it runs until the bus stops (or it is refused).
     @discardableResult
-    func startWorker(_ id: String, _ stores: [HostedStore]) -> (worker: Worker, task: Task<Void, any Error>) {
-        let worker = Worker(
-            configuration: .init(id: id, coordinator: control, stores: stores, heartbeatInterval: Self.heartbeat),
-            context: context, logger: Self.logger("worker.\(id)"))
+    func startWorker(
+        _ id: String, _ stores: [HostedStore], configure: (inout WorkerConfiguration) -> Void = { _ in }
+    ) -> (worker: Worker, task: Task<Void, any Error>) {
+        var configuration = WorkerConfiguration(id: id, coordinator: control, stores: stores, heartbeatInterval: Self.heartbeat)
+        configure(&configuration)
+        let worker = Worker(configuration: configuration, context: context, logger: Self.logger("worker.\(id)"))
         let task = Task { try await worker.run() }
         tasks.withLock { $0.append(task) }
         return (worker, task)

@@ -42,6 +42,18 @@ import Testing
         #expect(other.stateDigest == kept.stateDigest)
     }
 
+    /// The counter hashes its text as it spells it: the digest must be that of the text `writeJSON` writes.
+    @Test func theCounterDigestIsTheDigestOfItsText() {
+        var random = SeededRandom(seed: 5)
+        let edges = [0, 1, -1, 9, 10, -10, 99, 100, Int.max, Int.min, Int.max - 1, Int.min + 1, 1_000_000_000_000_000_000]
+        for value in edges + (0..<2_000).map({ _ in Int(bitPattern: UInt(random.next())) >> Int(random.next() % 64) }) {
+            let state = CounterStore.State(value: value)
+            var text: [UInt8] = []
+            state.writeJSON(into: &text)
+            #expect(state.stateDigest == FNV1a64.hash(text), "\(value)")
+        }
+    }
+
     /// The worker takes the kept digest; a store without one falls back to hashing its whole state.
     @Test func storesReportTheDigestTheyKeep() throws {
         let kv = AnyStore(KVStore.self)

@@ -101,4 +101,9 @@ package enum JSONCoding {
         if let readable = T.self as? any JSONReadable.Type { return try readable.init(json: bytes) as! T }
         return try decoder.decode(T.self, from: Data(bytes))
     }
+
+    /// `JSONDecoder` alone, for a ``JSONReadable`` whose own reader declines an input and leaves it the verdict.
+    package static func decodeWithFoundation<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
+        try decoder.decode(T.self, from: Data(bytes))
+    }
 }

@@ -46,6 +46,7 @@ public enum WorkerMain {
             configuration.dataDirectory = options.dataDirectory
             configuration.checkpointInterval = .milliseconds(options.checkpointMillis)
             configuration.security = try options.security()
+            configuration.reportsEvents = false  // nothing here reads them
             let worker = Worker(configuration: configuration, logger: logger)
             let group = ServiceGroup(services: [worker], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
             try await group.run()

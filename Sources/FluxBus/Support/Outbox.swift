@@ -31,7 +31,9 @@ struct Outbox<Destination: Hashable> {
             held.removeAll(keepingCapacity: true)
             count = 0
         }
+        // Sized up front: grown one append at a time, these arrays copied every message and body held so far.
         var out: [Effect] = []
+        out.reserveCapacity(order.count)
         for destination in order {
             var messages = held.removeValue(forKey: destination)!
             if messages.count == 1 {
@@ -40,6 +42,7 @@ struct Outbox<Destination: Hashable> {
             }
             // Chunks of consecutive messages, cut by count and size; a chunk of one goes as the message itself.
             var chunk: [(message: Message, body: [UInt8])] = []
+            chunk.reserveCapacity(min(messages.count, Self.bundleCount))
             var bytes = 0
             func close() {
                 out.append(effect(destination, chunk.count == 1

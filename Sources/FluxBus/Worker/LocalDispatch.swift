@@ -49,18 +49,27 @@ struct LocalDispatch {
         sequence = message.sequence
         action = AnyAction(name: message.actionType, json: message.payload, error: message.error.map(ActionError.init))
         logged = BatchAction(actionType: message.actionType, payload: message.payload, error: message.error)
-        let local = Set(message.plan.map(\.store).filter(hosted))
-        let dependenciesHere = Set(message.plan.flatMap(\.waitsFor)).intersection(local)
+        // Built with loops rather than chains of map and filter: this runs for every action of a batch or a replay.
+        var local = Set<String>(minimumCapacity: message.plan.count)
+        for step in message.plan where hosted(step.store) { local.insert(step.store) }
+        var dependenciesHere = Set<String>()
+        for step in message.plan { for store in step.waitsFor where local.contains(store) { dependenciesHere.insert(store) } }
         self.local = local
         releasedHere = dependenciesHere
-        let releasedSteps = message.plan.filter { dependenciesHere.contains($0.store) }.map {
-            DependencyExecution.Step(store: Self.released($0.store))
+        let steps: [DependencyExecution.Step]
+        if dependenciesHere.isEmpty {
+            // The common plan: nothing here waits for a store that also runs here, so no step is renamed.
+            steps = message.plan.map { DependencyExecution.Step(store: $0.store, waitsFor: $0.waitsFor) }
+        } else {
+            let releasedSteps = message.plan.filter { dependenciesHere.contains($0.store) }.map {
+                DependencyExecution.Step(store: Self.released($0.store))
+            }
+            steps = releasedSteps + message.plan.map { step in
+                DependencyExecution.Step(
+                    store: step.store, waitsFor: step.waitsFor.map { dependenciesHere.contains($0) ? Self.released($0) : $0 })
+            }
         }
-        let steps = message.plan.map { step in
-            DependencyExecution.Step(
-                store: step.store, waitsFor: step.waitsFor.map { dependenciesHere.contains($0) ? Self.released($0) : $0 })
-        }
-        execution = DependencyExecution(releasedSteps + steps, runsHere: local.contains)
+        execution = DependencyExecution(steps, runsHere: local.contains)
     }
 
     /// The name of a dependency's released outcome; no store name contains ':' (BusName).

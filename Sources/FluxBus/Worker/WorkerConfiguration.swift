@@ -22,6 +22,10 @@ public struct WorkerConfiguration: Sendable {
     public var checkpointInterval: Duration = .seconds(1)
     /// Where to serve Prometheus's `GET /metrics` (`--metrics-listen`); nil, the default, serves none.
     public var metricsListen: MetricsEndpoint?
+    /// Whether ``Worker/events`` receives what the worker does (true, the default). A process that never reads them,
+    /// as `fluxbus worker`, turns it off: the stream then only ends, and no dispatch pays to fill a buffer nobody
+    /// drains. The journal and the metrics see every event either way.
+    public var reportsEvents = true
 
     public init(
         id: String, coordinator: String = BusDefaults.controlEndpoint, stores: [HostedStore],

@@ -105,14 +105,15 @@ extension WorkerEngine {
         let outputs = dispatch.outputs(for: step)
         // A cascade's request id names what caused it, not this process: every replica of the store, and a replica
         // replaying this sequence later, sends the same id, so the coordinator dispatches it once.
-        let cause = "cascade-\(dispatch.sequence)-\(store.name)-"
+        // Spelled only when a handler cascades: most never do, and the string would cost every action.
+        let (sequence, name) = (dispatch.sequence, store.name)
         var cascades = 0
         let context = DispatchContext(
             sequence: dispatch.sequence, store: store.name, dependencies: store.dependencies, outputs: outputs,
             isReplay: dispatch.isReplay,
             cascade: { [unowned self] action in
                 cascades += 1
-                try self.cascade(action, requestID: cause + String(cascades))
+                try self.cascade(action, requestID: "cascade-\(sequence)-\(name)-" + String(cascades))
             })
         var status = OutcomeStatus.ok
         var message = ""
@@ -155,7 +156,8 @@ extension WorkerEngine {
     }
 
     func finish() {
-        guard let dispatch = current else { return }
+        // Moved out, not copied: a copy would retain every one of its collections, only to drop it below.
+        guard let dispatch = current.take() else { return }
         chain = dispatch.sequence == lastApplied + 1
             ? chain.map { LogChain.next(after: $0, sequence: dispatch.sequence, action: dispatch.logged) } : nil
         lastApplied = dispatch.sequence
@@ -186,7 +188,10 @@ extension WorkerEngine {
             ])
             current?.stopRunning(mark.store, at: mark.sequence)
         }
-        for entry in replay.entries.sorted(by: { $0.sequence < $1.sequence }) {
+        // The coordinator sends a REPLAY's entries in order: checked in one pass, they are neither copied nor sorted.
+        let entries = replay.entries
+        let inOrder = entries.indices.dropFirst().allSatisfy { entries[$0 - 1].sequence < entries[$0].sequence }
+        for entry in inOrder ? entries : entries.sorted(by: { $0.sequence < $1.sequence }) {
             if let current, current.sequence == entry.sequence {
                 // The dispatch in hand completed without us: settle what is pending from the recorded outcomes
                 // (those of stores that run here are not taken: they settle by running).

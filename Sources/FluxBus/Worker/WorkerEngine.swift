@@ -139,6 +139,7 @@ final class WorkerEngine {
     /// the stop, if the worker stopped.
     func takeEffects() -> [WorkerEffect] {
         var effects: [WorkerEffect] = []
+        effects.reserveCapacity(pendingEffects.count + outbox.count)  // at most one effect per message held
         var stop: WorkerEffect?
         for effect in pendingEffects {
             if case .stop = effect { stop = effect } else { effects.append(effect) }

@@ -22,6 +22,8 @@ final class WorkerShell {
     private let checkpointFile: CheckpointFile?
     private let journal: Journal?
     private let events: AsyncStream<WorkerEvent>.Continuation
+    /// ``WorkerConfiguration/reportsEvents``: a yield costs a lock and a buffer slot, once per store per action.
+    private let reportsEvents: Bool
     private let onStop: (BusError?) -> Void
     private let logger: Logger
     /// Fault injection: see ``WorkerConfiguration/dropPublishedRate``.
@@ -60,6 +62,7 @@ final class WorkerShell {
         self.checkpointFile = checkpointFile
         self.journal = journal
         self.events = events
+        self.reportsEvents = configuration.reportsEvents
         self.logger = logger
         self.onStop = onStop
         engine.keepsCheckpoint = checkpointFile != nil
@@ -146,7 +149,7 @@ final class WorkerShell {
                     journal?.record(sequence: sequence, store: store, status: status)
                 }
                 metrics?.observe(event)
-                events.yield(event)
+                if reportsEvents { events.yield(event) }
             case .stop(let error):
                 // The last checkpoint is on disk before the worker says it stopped.
                 checkpointWriter.sync {}
