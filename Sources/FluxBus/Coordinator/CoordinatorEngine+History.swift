@@ -49,12 +49,15 @@ extension CoordinatorEngine {
     /// says so rather than leaving the action to read as unhandled.
     func joinedLateOutcomes(of flight: InFlightDispatch) -> [Outcome] {
         let type = flight.action.actionType
-        let named = Set(flight.plan.map(\.store) + flight.notReady.map(\.store))
+        // Runs for every completed action, a batch's too: a plan names a few stores, so a scan beats building a set.
+        func named(_ store: String) -> Bool {
+            flight.plan.contains { $0.store == store } || flight.notReady.contains { $0.store == store }
+        }
         // Usually every store that handles the type is named: one pass over the stores, no ordering.
-        guard membership.stores.values.contains(where: { $0.handles(type) && !named.contains($0.declaration.name) }) else {
+        guard membership.stores.values.contains(where: { $0.handles(type) && !named($0.declaration.name) }) else {
             return []
         }
-        return membership.storesInOrder.filter { $0.handles(type) && !named.contains($0.declaration.name) }.map {
+        return membership.storesInOrder.filter { $0.handles(type) && !named($0.declaration.name) }.map {
             Outcome(
                 store: $0.declaration.name, worker: "", status: .skipped,
                 message: "joined the bus while this dispatch was in flight: it does not apply it, and its history ends before it",
