@@ -6,8 +6,9 @@ import Testing
 
 /// A worker's HELLO is checked against the log's chain at the sequence it applied (docs/PROTOCOL.md, appendix B).
 /// The coordinator handles every message waiting before it commits them, so a DISPATCH that took that very sequence
-/// may still be uncommitted when the HELLO is checked: found by the power-cut scenarios (a worker applied an action
-/// the log lost, and the sequence went to another). The check must see that DISPATCH's action, not an empty place.
+/// may still be uncommitted when the HELLO is checked: found while writing the power-cut scenarios (a worker applied an
+/// action the log lost, and the sequence went to another). The log answers only for what it committed, so the check
+/// commits first, as FETCH does before it reads, and sees that DISPATCH's action rather than an empty place.
 @Suite("A HELLO's history against the log")
 struct HistoryConflictTests {
     static let codec = Codec()

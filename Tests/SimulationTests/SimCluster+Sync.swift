@@ -5,7 +5,7 @@ import FluxBusProtocol
 /// check that nothing is told done before it, and the operator who recovers when a power cut lost a commit.
 extension SimCluster {
     /// What befalls the coordinator while its log syncs.
-    enum SyncFault {
+    enum SyncFault: Sendable {
         /// The process dies: the commit is in the page cache, and survives.
         case crash
         /// The machine loses power: the commit being synced is lost, unless `keeping` (the disk had written it).

@@ -38,8 +38,8 @@ extension CoordinatorEngine {
                 "worker `\(hello.workerID)` declares \(hello.stores.count) stores; this coordinator accepts at most "
                 + "\(configuration.maxStoresPerWorker) per worker", to: routingID)
         }
-        // The check reads the chain of committed entries: an action logged in this burst, perhaps at the very sequence
-        // the worker applied something else under (a restart that lost a commit), is committed first.
+        // The log answers only for what it committed: an action logged in this burst, perhaps at the very sequence the
+        // worker applied something else under (a restart that lost a commit), is committed first, as FETCH does.
         if log.hasUnflushedActions, hello.applied > 0 { flushLog() }
         if let conflict = historyConflict(for: hello) {
             return refuseHistoryConflict(conflict, hello: hello, routingID: routingID)

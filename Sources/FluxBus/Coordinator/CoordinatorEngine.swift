@@ -156,9 +156,12 @@ final class CoordinatorEngine {
     /// What the inputs since the last call caused, in order: what went out ahead of a log sync, then messages (a
     /// destination's several as BUNDLEs), then anything else.
     func takeEffects() -> [CoordinatorEffect] {
-        var effects = effectsAheadOfSync
-        effectsAheadOfSync.removeAll()
-        effects += releaseOutbox()
+        var effects = releaseOutbox()
+        if !effectsAheadOfSync.isEmpty {
+            // Only when a dispatch started in this pass with its sync owed is the outbox's array copied behind them.
+            effects = effectsAheadOfSync + effects
+            effectsAheadOfSync.removeAll()
+        }
         effects += pendingEffects
         pendingEffects.removeAll()
         return effects
