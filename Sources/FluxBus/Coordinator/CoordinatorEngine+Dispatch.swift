@@ -103,21 +103,20 @@ extension CoordinatorEngine {
         if !ack.timings.isEmpty, let trace = flights.request?.trace, trace.sequence == ack.sequence {
             trace.acks.append(.init(worker: workerID, arrivedAt: now, timings: ack.timings))
         }
+        let flight = flights[index]
+        let hosted = membership.workers[workerID]?.stores ?? []
         var settled: [String] = []
         for result in ack.results {
-            guard flights[index].step(for: result.store) != nil, membership.workers[workerID]?.hosts(result.store) == true else {
+            guard flight.step(for: result.store) != nil, hosted.contains(where: { $0.name == result.store }) else {
                 dropMalformed("ACK for store `\(result.store)`, which worker `\(workerID)` does not run in #\(ack.sequence)", from: routingID)
                 continue
             }
             // Only a participant's first result counts: a worker that joined after the ACTION was published, or was
             // given up on, may still run the dispatch, but it is not waited for and its result is not recorded.
-            guard flights[index].awaiting[result.store]?.remove(workerID) != nil else { continue }
-            flights[index].results[result.store, default: []].append((workerID, result))
-            if flights[index].awaiting[result.store]!.isEmpty, flights[index].settled[result.store] == nil {
-                settled.append(result.store)
-            }
+            guard let answeredAll = flight.record(result, from: workerID) else { continue }
+            if answeredAll, flight.settled[result.store] == nil { settled.append(result.store) }
         }
-        if !flights[index].awaiting.values.contains(where: { $0.contains(workerID) }) {
+        if !flight.owesAcknowledgement(workerID) {
             membership.recordApplied(ack.sequence, by: workerID)
         }
         for store in settled { settle(store, at: index) }

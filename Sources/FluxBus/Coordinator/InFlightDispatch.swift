@@ -78,6 +78,22 @@ final class InFlightDispatch {
         plan.filter { $0.waitsFor.contains(store) }.map(\.store)
     }
 
+    /// Records a participant's first result for a store, and says whether no other replica of the store still owes
+    /// one; nil when this worker owed none (it joined after the ACTION went out, was given up on, or answered already).
+    /// Each table is searched once and changed in place: this runs for every result of every ACK.
+    func record(_ result: StoreResult, from worker: String) -> Bool? {
+        guard let slot = awaiting.index(forKey: result.store), awaiting.values[slot].remove(worker) != nil else { return nil }
+        if let existing = results.index(forKey: result.store) {
+            results.values[existing].append((worker, result))
+        } else {
+            results[result.store] = [(worker, result)]
+        }
+        return awaiting.values[slot].isEmpty
+    }
+
+    /// Whether `worker` still owes a result for any store of this dispatch.
+    func owesAcknowledgement(_ worker: String) -> Bool { awaiting.values.contains { $0.contains(worker) } }
+
     /// Workers that owe at least one acknowledgement.
     var silentWorkers: Set<String> { awaiting.values.reduce(into: Set()) { $0.formUnion($1) } }
 

@@ -140,8 +140,11 @@ struct Membership {
 
     // MARK: - Worker states
 
+    // The hot setters below find the record once and change it in place through `values`: `workers[id]?.field = x`
+    // moves the whole record out of the dictionary and back, which cost more than the rest of an ACK's bookkeeping.
     mutating func heard(from workerID: String, at now: MonotonicTime) {
-        workers[workerID]?.lastHeard = now
+        guard let index = workers.index(forKey: workerID) else { return }
+        workers.values[index].lastHeard = now
     }
 
     /// Counts every worker's silence from `now`: the coordinator itself was not running before it.
@@ -150,16 +153,18 @@ struct Membership {
     }
 
     mutating func setState(_ state: WorkerState, of workerID: String) {
-        workers[workerID]?.state = state
+        guard let index = workers.index(forKey: workerID) else { return }
+        workers.values[index].state = state
     }
 
     mutating func recordApplied(_ sequence: UInt64, by workerID: String) {
-        guard let current = workers[workerID]?.lastApplied, sequence > current else { return }
-        workers[workerID]?.lastApplied = sequence
+        guard let index = workers.index(forKey: workerID), sequence > workers.values[index].lastApplied else { return }
+        workers.values[index].lastApplied = sequence
     }
 
     mutating func recordDigest(_ digest: UInt64, store: String, sequence: UInt64, worker workerID: String) {
-        workers[workerID]?.digests[store] = (sequence, digest)
+        guard let index = workers.index(forKey: workerID) else { return }
+        workers.values[index].digests[store] = (sequence, digest)
     }
 
     /// The replicas of `store` whose latest reported digest is for `sequence`.

@@ -15,8 +15,13 @@ struct Outbox<Destination: Hashable> {
 
     /// Keeps `message` for `destination` until ``release(codec:)``.
     mutating func hold(_ message: consuming Message, for destination: Destination) {
-        if held[destination] == nil { order.append(destination) }
-        held[destination, default: []].append(message)
+        // One lookup, and the destination's list grows in place: this runs for every message an engine sends.
+        if let index = held.index(forKey: destination) {
+            held.values[index].append(message)
+        } else {
+            held[destination] = [message]
+            order.append(destination)
+        }
         count += 1
     }
 
