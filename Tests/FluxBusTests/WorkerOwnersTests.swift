@@ -101,4 +101,29 @@ struct WorkerOwnersTests {
         catchUp.heardCompleted(21)
         #expect(catchUp.wanted(applied: 20, inHand: inHand, now: .zero, patience: .seconds(1)) == 21...21)
     }
+
+    @Test func whileAnAnswerArrivesTheNextCompletedWindowIsFetchedAheadOnce() {
+        var catchUp = CatchUp()
+        let window = CatchUp.window
+        catchUp.heardCompleted(3 * window)
+        let beforeAsking = catchUp.fetchAhead(at: .zero)  // nothing asked yet: nothing to be ahead of
+        let asked = catchUp.mayFetch(through: window, applied: 0, at: .zero)
+        let soon = MonotonicTime.zero.advanced(by: .milliseconds(10))
+        let first = catchUp.fetchAhead(at: soon)
+        let second = catchUp.fetchAhead(at: soon)  // one ahead at a time
+        // The first answer ends: the FETCH sent ahead is the outstanding one, so no other goes at once…
+        catchUp.answerEnded(applied: window)
+        let anotherAtOnce = catchUp.mayFetch(through: 2 * window, applied: window, at: soon)
+        // …and its answer arriving sends the window after it, up to what completed.
+        let next = catchUp.fetchAhead(at: soon)
+        catchUp.answerEnded(applied: 2 * window)
+        let beyondCompleted = catchUp.fetchAhead(at: soon)
+        // A FETCH unanswered for a second is forgotten with what was sent ahead of it.
+        let later = soon.advanced(by: .seconds(1))
+        let overdue = catchUp.fetchOverdue(at: later)
+        let afterOverdue = catchUp.fetchAhead(at: later)
+        #expect(beforeAsking == nil && asked && first == (window + 1)...(2 * window) && second == nil)
+        #expect(!anotherAtOnce && next == (2 * window + 1)...(3 * window) && beyondCompleted == nil)
+        #expect(overdue && afterOverdue == nil)
+    }
 }

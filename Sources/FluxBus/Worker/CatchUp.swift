@@ -19,6 +19,9 @@ struct CatchUp {
     private var fetchingThrough: UInt64 = 0
     /// The worker's applied sequence when it sent that FETCH.
     private(set) var appliedWhenAsked: UInt64 = 0
+    /// A FETCH sent ahead, for the completed window after `fetchingThrough`, while that one's answer is arriving: the
+    /// coordinator then reads the next window while the worker applies this one, instead of each waiting for the other.
+    private var ahead: (through: UInt64, sentAt: MonotonicTime)?
 
     /// A sequence was published, or named as the newest.
     mutating func heard(of sequence: UInt64) {
@@ -76,20 +79,44 @@ struct CatchUp {
         return true
     }
 
-    /// The REPLAY that ends a FETCH's answer arrived, and the worker has applied what it brought: `applied` now. An
-    /// answer that moved the worker on lets the next FETCH go at once; one that brought nothing new keeps the pacing,
-    /// so that a worker never asks in a loop for what the coordinator has not completed yet.
+    /// The range to FETCH ahead now, if any; if so, it counts as sent. Only while an answer is arriving, only one at
+    /// a time, and only sequences the coordinator said completed: a FETCH for one still in flight would have its ACTION
+    /// sent again.
+    mutating func fetchAhead(at now: MonotonicTime) -> ClosedRange<UInt64>? {
+        guard fetchSentAt != nil, ahead == nil, knownCompleted > fetchingThrough else { return nil }
+        let range = (fetchingThrough + 1)...min(knownCompleted, fetchingThrough + Self.window)
+        ahead = (range.upperBound, now)
+        return range
+    }
+
+    /// The REPLAY that ends a FETCH's answer arrived, and the worker has applied what it brought: `applied` now. The
+    /// FETCH sent ahead, if any, is the one outstanding from here. Otherwise an answer that moved the worker on lets
+    /// the next FETCH go at once; one that brought nothing new keeps the pacing, so that a worker never asks in a loop
+    /// for what the coordinator has not completed yet.
     mutating func answerEnded(applied: UInt64) {
+        if let next = ahead {
+            ahead = nil
+            fetchSentAt = next.sentAt
+            fetchingThrough = next.through
+            appliedWhenAsked = applied
+            return
+        }
         if applied > appliedWhenAsked { fetchSentAt = nil }
     }
 
-    /// Something answered the FETCH outright (a SNAPSHOT): the next may go at once.
-    mutating func answered() { fetchSentAt = nil }
+    /// Something answered the FETCH outright (a SNAPSHOT): the next may go at once. One sent ahead is forgotten; its
+    /// answer, if any comes, is applied like any other REPLAY.
+    mutating func answered() {
+        fetchSentAt = nil
+        ahead = nil
+    }
 
-    /// Whether the FETCH sent has gone unanswered too long; if so, it is forgotten, and catching up may send another.
+    /// Whether the FETCH sent has gone unanswered too long; if so, it is forgotten with any sent ahead, and catching
+    /// up may send another.
     mutating func fetchOverdue(at now: MonotonicTime) -> Bool {
         guard let sent = fetchSentAt, now - sent >= Self.retryAfter else { return false }
         fetchSentAt = nil
+        ahead = nil
         return true
     }
 }

@@ -182,6 +182,10 @@ extension WorkerEngine {
     }
 
     func apply(_ replay: Message.Replay) {
+        if let range = catchUp.fetchAhead(at: now) {
+            send(.fetch(.init(epoch: epoch, from: range.lowerBound, to: range.upperBound)))
+            flushesEarly = true
+        }
         for mark in poisoned.keep(replay.poisoned.filter { $0.sequence > lastApplied }, hosted: { storesByName[$0] != nil }) {
             logger.warning("skipping a poisoned action: the coordinator marked it after handlers crashed on it", metadata: [
                 "seq": "\(mark.sequence)", "store": "\(mark.store)", "reason": "\(mark.reason)",

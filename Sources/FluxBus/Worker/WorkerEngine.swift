@@ -145,6 +145,7 @@ final class WorkerEngine {
             if case .stop = effect { stop = effect } else { effects.append(effect) }
         }
         pendingEffects.removeAll()
+        flushesEarly = false
         effects += outbox.release(codec: codec) { _, message in WorkerEffect.send(message) }
         if let stop { effects.append(stop) }
         return effects
@@ -152,6 +153,9 @@ final class WorkerEngine {
 
     /// Messages held for the coordinator so far: the shell sends a long burst's in parts.
     var heldMessages: Int { outbox.count }
+    /// Something held must not wait for the rest of the burst (a FETCH sent ahead, which the coordinator answers while
+    /// this worker applies the burst): the shell sends what is held now.
+    var flushesEarly = false
 
     private func receive(_ frames: [[UInt8]], fromSubscriber: Bool) {
         guard phase != .stopped else { return }

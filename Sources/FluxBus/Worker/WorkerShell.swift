@@ -84,7 +84,7 @@ final class WorkerShell {
             if !fromSubscriber { connectionChanged(up: true) }
             let verdict = run(.message(frames, fromSubscriber: fromSubscriber))
             if verdict == .abandoned || engine.phase == .stopped || (verdict == .stopAsked && !engine.stopping) { return }
-            if engine.heldMessages >= 512 { perform(engine.takeEffects()) }
+            if engine.heldMessages >= 512 || engine.flushesEarly { perform(engine.takeEffects()) }
         }
     }
 
