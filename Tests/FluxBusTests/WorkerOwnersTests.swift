@@ -104,7 +104,7 @@ struct WorkerOwnersTests {
 
     @Test func whileAnAnswerArrivesTheNextCompletedWindowIsFetchedAheadOnce() {
         var catchUp = CatchUp()
-        let window = CatchUp.window
+        let window = CatchUp.defaultWindow
         catchUp.heardCompleted(3 * window)
         let beforeAsking = catchUp.fetchAhead(at: .zero)  // nothing asked yet: nothing to be ahead of
         let asked = catchUp.mayFetch(through: window, applied: 0, at: .zero)

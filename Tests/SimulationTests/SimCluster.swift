@@ -70,6 +70,8 @@ final class SimCluster {
     /// Busy handlers injected, and how many of them ended in a stop (the guard's GOODBYE).
     var busyPeriods = 0
     var busyStops = 0
+    /// FETCHes workers sent ahead (``CatchUp/fetchAhead(at:)``), counted from the engines that have stopped.
+    var fetchesAhead = 0
     /// The ids the ledger's handler traps on (a poison action), and how many processes died of it.
     var ledgerTraps: Set<UInt32> = [] {
         didSet { checker.ledgerTraps(on: trapsOnlyOn == nil ? ledgerTraps : []) }
@@ -177,6 +179,8 @@ final class SimCluster {
 
     /// The simulated transfers' chunk size, in bytes: a ledger of 100 ids spans about 30 chunks.
     static let chunkBytes = 16
+    /// Sequences per FETCH: small, so that catching up takes many windows, each fetched ahead of the one arriving.
+    static let catchUpWindow: UInt64 = 8
 
     // MARK: - Running
 
@@ -388,6 +392,8 @@ final class SimCluster {
         engine.plantedBug = mutation
         engine.keepsCheckpoint = true
         engine.transferChunkBytes = Self.chunkBytes
+        engine.catchUp = CatchUp(window: Self.catchUpWindow)
+        fetchesAhead += node.engine?.catchUp.fetchesAhead ?? 0
         if withCheckpoint, let checkpoint = node.checkpoint {
             do {
                 try engine.resume(from: checkpoint, file: CheckpointFile(directory: "/simulated", worker: node.id))

@@ -17,6 +17,8 @@ struct SimulationRun {
     let poison: (traps: Int, marks: Int)
     /// Coordinator crashes and power cuts that struck while a log sync hung.
     let syncFaults: Int
+    /// FETCHes that workers sent ahead while an answer was arriving.
+    let fetchesAhead: Int
     let ledgerTraps: Set<UInt32>
     let violation: String?
     let recentSteps: [String]
@@ -49,6 +51,7 @@ struct SimulationRun {
         busy = (cluster.busyPeriods, cluster.busyStops)
         poison = (cluster.handlerTraps, cluster.disk.poison.count)
         syncFaults = cluster.syncFaults
+        fetchesAhead = cluster.fetchesAhead + cluster.workers.compactMap(\.engine).reduce(0) { $0 + $1.catchUp.fetchesAhead }
         ledgerTraps = cluster.ledgerTraps
         transfers = cluster.checker.transfers
         violation = cluster.checker.violation

@@ -3,9 +3,11 @@ import FluxBusProtocol
 /// What the coordinator has that this worker lacks, and the FETCHes that bring it: the newest sequence it was told
 /// about, the newest it was told completed, and the pacing that keeps one FETCH from being sent over and over.
 struct CatchUp {
-    /// At most this many sequences per FETCH. The coordinator answers the whole range at once, in several REPLAYs, so
-    /// a replica catching up waits one round trip per window instead of one per REPLAY.
-    static let window: UInt64 = 8_192
+    /// At most this many sequences per FETCH, by default. The coordinator answers the whole range at once, in several
+    /// REPLAYs, so a replica catching up waits one round trip per window instead of one per REPLAY.
+    static let defaultWindow: UInt64 = 8_192
+    /// At most this many sequences per FETCH (the simulator uses small ones, to catch up in many windows).
+    let window: UInt64
     /// An unanswered FETCH is sent again after this long, not before.
     static let retryAfter: Duration = .seconds(1)
 
@@ -22,6 +24,12 @@ struct CatchUp {
     /// A FETCH sent ahead, for the completed window after `fetchingThrough`, while that one's answer is arriving: the
     /// coordinator then reads the next window while the worker applies this one, instead of each waiting for the other.
     private var ahead: (through: UInt64, sentAt: MonotonicTime)?
+    /// How many FETCHes went ahead, for the simulator's report.
+    private(set) var fetchesAhead = 0
+
+    init(window: UInt64 = Self.defaultWindow) {
+        self.window = window
+    }
 
     /// A sequence was published, or named as the newest.
     mutating func heard(of sequence: UInt64) {
@@ -63,10 +71,10 @@ struct CatchUp {
         if let inHand {
             let overtaken = knownCompleted >= inHand.sequence || now - inHand.begunAt > patience
             guard overtaken else { return nil }
-            return inHand.sequence...min(max(knownSequence, inHand.sequence), inHand.sequence + Self.window)
+            return inHand.sequence...min(max(knownSequence, inHand.sequence), inHand.sequence + window)
         }
         guard knownSequence > applied else { return nil }
-        return (applied + 1)...min(knownSequence, applied + Self.window)
+        return (applied + 1)...min(knownSequence, applied + window)
     }
 
     /// Whether a FETCH through `last` may go now, with `applied` applied; if so, it counts as sent. One FETCH is
@@ -84,8 +92,9 @@ struct CatchUp {
     /// sent again.
     mutating func fetchAhead(at now: MonotonicTime) -> ClosedRange<UInt64>? {
         guard fetchSentAt != nil, ahead == nil, knownCompleted > fetchingThrough else { return nil }
-        let range = (fetchingThrough + 1)...min(knownCompleted, fetchingThrough + Self.window)
+        let range = (fetchingThrough + 1)...min(knownCompleted, fetchingThrough + window)
         ahead = (range.upperBound, now)
+        fetchesAhead += 1
         return range
     }
 
