@@ -6,7 +6,8 @@ import Testing
 
 @testable import FluxBus
 
-/// `reportsEvents` off (as `fluxbus worker` runs) leaves the events stream empty, and changes nothing else the
+/// `reportsEvents` off (as `fluxbus worker` runs) leaves the events stream empty, and `reportsAppliedEvents` off (as
+/// `fluxbus bench catch-up` runs its replica) leaves only the milestones in it; neither changes anything else the
 /// worker does: it applies and acknowledges as before, and its journal still has every applied action.
 @Suite(.timeLimit(.minutes(1)))
 struct WorkerEventsTests {
@@ -20,7 +21,8 @@ struct WorkerEventsTests {
             $0.reportsEvents = false
             $0.journalPath = journal
         }
-        try await bus.waitUntilLive(2, client: client)
+        let milestones = bus.startWorker("w3", [HostedStore(CounterStore.self)]) { $0.reportsAppliedEvents = false }
+        try await bus.waitUntilLive(3, client: client)
         var sequences: [UInt64] = []
         for by in 1...3 {
             let result = try await client.dispatch(Action(CounterStore.add, .init(by: by)))
@@ -37,6 +39,10 @@ struct WorkerEventsTests {
         }
         #expect(applied == sequences)
         #expect(await collect(silent.worker.events).isEmpty)
+        let onlyMilestones = await collect(milestones.worker.events)
+        #expect(onlyMilestones.contains { if case .welcomed = $0 { true } else { false } })
+        #expect(onlyMilestones.contains { if case .live = $0 { true } else { false } })
+        #expect(!onlyMilestones.contains { if case .applied = $0 { true } else { false } })
         let lines = try String(contentsOfFile: journal, encoding: .utf8).split(separator: "\n")
         #expect(lines.compactMap { UInt64($0.split(separator: "\t").first ?? "") } == sequences)
     }

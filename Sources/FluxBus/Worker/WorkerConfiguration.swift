@@ -26,6 +26,12 @@ public struct WorkerConfiguration: Sendable {
     /// as `fluxbus worker`, turns it off: the stream then only ends, and no dispatch pays to fill a buffer nobody
     /// drains. The journal and the metrics see every event either way.
     public var reportsEvents = true
+    /// Whether ``Worker/events`` receives `.applied`, one per store per action (true, the default), or only the
+    /// worker's milestones: welcomed, resumed, a snapshot installed, live, a cascade refused, a refusal. A process that
+    /// waits only for those, as `fluxbus bench catch-up` waits for `.live`, turns it off: each yield wakes the task
+    /// reading the stream, and that took a quarter of a replaying replica's thread. The journal and the metrics see
+    /// every event either way.
+    public var reportsAppliedEvents = true
 
     public init(
         id: String, coordinator: String = BusDefaults.controlEndpoint, stores: [HostedStore],

@@ -24,6 +24,8 @@ final class WorkerShell {
     private let events: AsyncStream<WorkerEvent>.Continuation
     /// ``WorkerConfiguration/reportsEvents``: a yield costs a lock and a buffer slot, once per store per action.
     private let reportsEvents: Bool
+    /// ``WorkerConfiguration/reportsAppliedEvents``.
+    private let reportsAppliedEvents: Bool
     private let onStop: (BusError?) -> Void
     private let logger: Logger
     /// Fault injection: see ``WorkerConfiguration/dropPublishedRate``.
@@ -63,6 +65,7 @@ final class WorkerShell {
         self.journal = journal
         self.events = events
         self.reportsEvents = configuration.reportsEvents
+        self.reportsAppliedEvents = configuration.reportsAppliedEvents
         self.logger = logger
         self.onStop = onStop
         engine.keepsCheckpoint = checkpointFile != nil
@@ -147,9 +150,12 @@ final class WorkerShell {
             case .event(let event):
                 if case .applied(let sequence, let store, let status) = event {
                     journal?.record(sequence: sequence, store: store, status: status)
+                    metrics?.observe(event)
+                    if reportsEvents, reportsAppliedEvents { events.yield(event) }
+                } else {
+                    metrics?.observe(event)
+                    if reportsEvents { events.yield(event) }
                 }
-                metrics?.observe(event)
-                if reportsEvents { events.yield(event) }
             case .stop(let error):
                 // The last checkpoint is on disk before the worker says it stopped.
                 checkpointWriter.sync {}

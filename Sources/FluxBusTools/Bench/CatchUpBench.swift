@@ -32,16 +32,17 @@ enum CatchUpBench {
             let endpoint = settings.control ?? client.endpoint
             var logger = Logger(label: "fluxbus.bench.catch-up")
             logger.logLevel = .warning
-            let worker = Worker(
-                configuration: WorkerConfiguration(id: "bench-catch-up-\(UUID().uuidString.prefix(6))", coordinator: endpoint,
-                                                   stores: [HostedStore(CounterStore.self)]),
-                logger: logger)
+            var configuration = WorkerConfiguration(
+                id: "bench-catch-up-\(UUID().uuidString.prefix(6))", coordinator: endpoint, stores: [HostedStore(CounterStore.self)])
+            // Only its milestones: `fluxbus worker` reports no events at all, and one per replayed action would
+            // measure this process waking for each (a quarter of the replica's thread), not the replay.
+            configuration.reportsAppliedEvents = false
+            let worker = Worker(configuration: configuration, logger: logger)
             let before = pid.flatMap(ProcessStats.read(pid:))
             let clock = ContinuousClock()
             let started = clock.now
             let running = Task { try await worker.run() }
             var welcomed: ContinuousClock.Instant?
-            var lastApplied: ContinuousClock.Instant?
             var live: (ContinuousClock.Instant, UInt64)?
             let timeout = Task {
                 try await Task.sleep(for: .seconds(120))
@@ -50,7 +51,6 @@ enum CatchUpBench {
             for await event in worker.events {
                 switch event {
                 case .welcomed: welcomed = clock.now
-                case .applied(let sequence, _, _) where sequence >= target: lastApplied = lastApplied ?? clock.now
                 case .live(let sequence): live = (clock.now, sequence)
                 case .rejected(_, let reason): throw BusError(code: .refused, message: "the coordinator refused the replica: \(reason)")
                 default: break
@@ -67,10 +67,12 @@ enum CatchUpBench {
             let replay = liveAt - welcomed
             report.count = Int(sequence)
             report.throughput = Double(sequence) / (replay.nanoseconds / 1e9)
+            guard sequence >= target else {
+                throw BusError(code: .protocolViolation, message: "the replica went live at #\(sequence), before the log's end #\(target)")
+            }
             report.message = String(
-                format: "start to WELCOME %.1f ms; WELCOME to last action applied %.1f ms; WELCOME to live at #%llu %.1f ms",
-                (welcomed - started).nanoseconds / 1e6, ((lastApplied ?? liveAt) - welcomed).nanoseconds / 1e6, sequence,
-                replay.nanoseconds / 1e6)
+                format: "start to WELCOME %.1f ms; WELCOME to live at #%llu %.1f ms",
+                (welcomed - started).nanoseconds / 1e6, sequence, replay.nanoseconds / 1e6)
             report.targets.append(.init(metric: "actions replayed per second", comparison: ">=", threshold: 200_000,
                                         value: report.throughput!))
             report.recordCoordinator(from: before, to: after)
