@@ -12,6 +12,11 @@ final class SimulatedDisk {
     var incompleteSnapshotsRecorded: [String] = []
     /// Flushes that failed, for the report.
     var failedFlushes = 0
+    /// What every tick's ``SimulatedLog/syncIfBatched()`` throws while set: a storage error for a batch-mode sync
+    /// that failed, any other for a WAL truncation that did.
+    var checkpointFailure: (any Error)?
+    /// Calls of ``SimulatedLog/syncIfBatched()`` that threw.
+    var failedCheckpoints = 0
     /// The highest sequence ever committed and synced: what no damage undoes, for the invariant that a log is never
     /// silently shortened.
     private(set) var highestCommitted: UInt64 = 0
@@ -173,7 +178,11 @@ final class SimulatedLog: LogStorage {
         try log.snapshotBytes(store: store, sequence: sequence, offset: offset, count: count)
     }
     func compact(through sequence: UInt64, keepRequests: Int) { log.compact(through: sequence, keepRequests: keepRequests) }
-    func syncIfBatched() {}
+    func syncIfBatched() throws {
+        guard let failure = disk.checkpointFailure else { return }
+        disk.failedCheckpoints += 1
+        throw failure
+    }
     func request(_ requestID: String) throws -> LoggedRequest? { try log.request(requestID) }
     func chain(at sequence: UInt64) throws -> UInt64? { try log.chain(at: sequence) }
     func entries(in range: ClosedRange<UInt64>, maximum: Int) throws -> [ReplayEntry] { try log.entries(in: range, maximum: maximum) }

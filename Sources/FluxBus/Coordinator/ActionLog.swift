@@ -230,25 +230,41 @@ final class ActionLog: BufferedLog {
     }
 
     /// In batch mode, syncs what was committed since the last call (a passive WAL checkpoint syncs the WAL first).
-    func syncIfBatched() {
+    /// - Throws: ``BusError`` (`storage`) when that checkpoint fails in batch mode, where it is the log's only sync:
+    ///   the coordinator must stop, as for a failed sync in the other modes. ``CheckpointFailure`` when only the
+    ///   WAL's periodic truncation failed in another mode: the WAL is synced anyway, it just stays large.
+    func syncIfBatched() throws {
         guard directory != nil else { return }
         if commitsSinceTruncation >= Self.commitsPerTruncation {
             // Every few thousand commits, fold the WAL into the file and cut it back, so that it does not keep the
             // size of the largest burst (syncs the WAL too).
             commitsSinceTruncation = 0
             commitsSinceCheckpoint = 0
-            checkpoint(.truncate)
-            return
+            return try checkpoint(.truncate)
         }
         guard sync == .batch, commitsSinceCheckpoint > 0 else { return }
         commitsSinceCheckpoint = 0
-        checkpoint(.passive)
+        try checkpoint(.passive)
     }
 
-    private func checkpoint(_ kind: Database.CheckpointMode) {
+    private func checkpoint(_ kind: Database.CheckpointMode) throws {
         let started = metrics == nil ? nil : ContinuousClock.now
-        _ = try? database.writeWithoutTransaction { db in try db.checkpoint(kind) }
+        do {
+            _ = try database.writeWithoutTransaction { db in try db.checkpoint(kind) }
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
+            // A reader outside this process (an operator's sqlite3) holds the WAL: a truncation waits for the next
+            // try, and a passive checkpoint, which never reports busy, has synced the WAL regardless.
+            return
+        } catch {
+            guard sync == .batch else { throw CheckpointFailure(description: "\(error)") }
+            throw BusError(code: .storage, message: "cannot sync the log at \(path ?? "in memory") (its WAL checkpoint failed): \(error)")
+        }
         if let started { metrics?.checkpointed(in: .now - started) }
+    }
+
+    /// The WAL's periodic checkpoint failed where it is not the log's sync (``syncIfBatched()``).
+    struct CheckpointFailure: Error, CustomStringConvertible {
+        let description: String
     }
 
     // MARK: - Reading

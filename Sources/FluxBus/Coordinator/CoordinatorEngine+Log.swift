@@ -53,6 +53,21 @@ extension CoordinatorEngine {
         }
     }
 
+    /// The tick's log sync in batch mode, and the WAL's periodic truncation. Once `try?`, which hid a batch-mode log
+    /// that no longer synced: a failed sync stops the coordinator, and a failed truncation is reported every time.
+    func syncIfBatched() {
+        guard !storageFailed else { return }
+        do {
+            try log.syncIfBatched()
+        } catch let failure as BusError {
+            failStorage(failure)
+        } catch {
+            logger.error("the log's WAL could not be checkpointed; it grows until a checkpoint succeeds", metadata: [
+                "error": "\(error)",
+            ])
+        }
+    }
+
     private func failStorage(_ error: any Error) {
         let failure = error as? BusError ?? BusError(code: .storage, message: "cannot write the log: \(error)")
         logger.critical("the log cannot be written; stopping", metadata: ["error": "\(failure.message)"])

@@ -26,7 +26,7 @@ extension CoordinatorEngine {
                  to: requester.routingID)
         }
         flushLog()
-        log.syncIfBatched()
+        syncIfBatched()
         pump()
     }
 

@@ -75,7 +75,9 @@ protocol LogStorage: AnyObject {
     /// - Throws: ``BusError`` (`storage`) when the disk cannot sync: the coordinator must stop.
     func syncCommitted() throws
     /// In batch mode, syncs what was committed since the last call.
-    func syncIfBatched()
+    /// - Throws: ``BusError`` (`storage`) when that sync fails: the coordinator must stop. Any other error is a
+    ///   housekeeping failure that loses nothing, which the coordinator reports and survives.
+    func syncIfBatched() throws
     /// What the log knows of a request id: its fingerprint, and its answer once it completed.
     func request(_ requestID: String) throws -> LoggedRequest?
     /// The chain value the log recorded for `sequence`, if it still holds that action (docs/PROTOCOL.md, appendix B).
