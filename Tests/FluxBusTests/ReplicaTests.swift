@@ -113,6 +113,38 @@ struct ReplicaTests {
 }
 
 extension ReplicaTests {
+    /// A replica that joins 20,000 actions behind catches up over three FETCH windows of 8,192, each asked for while
+    /// the one before it arrives (``CatchUp/fetchAhead(at:)``): it applies every action once, in order, and ends with
+    /// the state of the replica that saw them live.
+    @Test func aReplicaFarBehindCatchesUpOverSeveralWindows() async throws {
+        let bus = try await TestBus()
+        let client = try await bus.client()
+        bus.startWorker("r1", [HostedStore(CounterStore.self)])
+        try await bus.waitUntilLive(1, client: client)
+        let add = try BatchAction(Action(CounterStore.add, .init(by: 1)))
+        for _ in 0..<5 {
+            let result = try await client.dispatchBatch(Array(repeating: add, count: 4_000))
+            #expect(result.failures.isEmpty)
+        }
+        let windows = 20_000 / Int(CatchUp.defaultWindow)
+        #expect(windows >= 2, "the log spans more than two windows")
+
+        let (late, _) = bus.startWorker("r3", [HostedStore(CounterStore.self)])
+        let status = try await client.status(until: "r3 is live") { $0.worker("r3")?.state == .live }
+        #expect(status.worker("r3")?.lastApplied == 20_000)
+        let next = try await client.dispatch(Action(CounterStore.add, .init(by: 1)))
+        #expect(next.sequence == 20_001)
+        #expect(Set(next.outcomes.map(\.digest)) == [Self.counterDigest(20_001)], "both replicas hold the same total")
+
+        await client.close()
+        await bus.stop()
+        let applied = await collect(late.events).compactMap { event -> UInt64? in
+            guard case .applied(let sequence, "counter", .ok) = event else { return nil }
+            return sequence
+        }
+        #expect(applied == Array(1...20_001))
+    }
+
     /// A replica that joins while dispatches stream past it must still become live: the coordinator may complete
     /// another dispatch between the joiner's last catch-up step and its READY.
     @Test(arguments: 1...5)
