@@ -46,6 +46,18 @@ struct ClientRequestTests {
         }
     }
 
+    /// How a STATUS request failed; nil if it was answered.
+    static func failure(of client: BusClient, timeout: Duration?) async -> BusError? {
+        do {
+            _ = try await client.status(timeout: timeout)
+        } catch let error as BusError {
+            return error
+        } catch {
+            Issue.record("unexpected \(error)")
+        }
+        return nil
+    }
+
     private static func answer(_ requests: [(from: [UInt8], id: String)], on coordinator: RawCoordinator) throws {
         var index = 0
         while index < requests.count {
@@ -86,14 +98,7 @@ struct ClientRequestTests {
         let served = Self.serve(coordinator, count: count) { $0 == 2 }
         let failed = await withTaskGroup(of: BusError?.self) { group in
             for _ in 0..<count {
-                group.addTask {
-                    do { _ = try await client.status(timeout: .milliseconds(500)) } catch let error as BusError {
-                        return error
-                    } catch {
-                        Issue.record("unexpected \(error)")
-                    }
-                    return nil
-                }
+                group.addTask { await Self.failure(of: client, timeout: .milliseconds(500)) }
             }
             return await group.reduce(into: [BusError]()) { if let error = $1 { $0.append(error) } }
         }
@@ -115,12 +120,7 @@ struct ClientRequestTests {
         let client = try await Self.client(coordinator, limit: limit)
         let count = 3
         let served = Self.serve(coordinator, count: count) { _ in true }
-        let waiting = (0..<count).map { _ in
-            Task { () -> BusError? in
-                do { _ = try await client.status() } catch let error as BusError { return error } catch {}
-                return nil
-            }
-        }
+        let waiting = (0..<count).map { _ in Task { await Self.failure(of: client, timeout: nil) } }
         #expect(try await served.value().count == count)
         await client.close()
         for task in waiting {
