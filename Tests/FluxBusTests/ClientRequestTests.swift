@@ -11,9 +11,18 @@ import ZeroMQ
 struct ClientRequestTests {
     static let directWaitLimits: [Duration] = [.zero, .milliseconds(2), .seconds(30)]
 
-    static func client(_ coordinator: RawCoordinator, limit: Duration, timeout: Duration = .seconds(20)) async throws -> BusClient {
-        try await BusClient(endpoint: coordinator.control, context: coordinator.context, timeout: timeout, security: nil,
-                            directWaitLimit: limit)
+    /// Runs `body` with a hand-played coordinator and a client of it, and closes both after.
+    static func withClient(limit: Duration, _ body: (RawCoordinator, BusClient) async throws -> Void) async throws {
+        let coordinator = try RawCoordinator()
+        let client = try await BusClient(endpoint: coordinator.control, context: coordinator.context, timeout: .seconds(20),
+                                         security: nil, directWaitLimit: limit)
+        do { try await body(coordinator, client) } catch {
+            await client.close()
+            coordinator.close()
+            throw error
+        }
+        await client.close()
+        coordinator.close()
     }
 
     /// A STATUS answering `id`, which names its request in its publish endpoint too.
@@ -70,66 +79,61 @@ struct ClientRequestTests {
 
     @Test(arguments: directWaitLimits)
     func manyTasksWithRequestsOutstandingEachGetTheirOwnAnswer(limit: Duration) async throws {
-        let coordinator = try RawCoordinator()
-        let client = try await Self.client(coordinator, limit: limit)
-        let (tasks, each) = (8, 40)
-        let served = Self.serve(coordinator, count: tasks * each)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for _ in 0..<tasks {
-                group.addTask {
-                    for _ in 0..<each {
-                        let status = try await client.status()
-                        #expect(status.publishEndpoint == "for \(status.requestID)")
+        try await Self.withClient(limit: limit) { coordinator, client async throws in
+            let (tasks, each) = (8, 40)
+            let served = Self.serve(coordinator, count: tasks * each)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<tasks {
+                    group.addTask {
+                        for _ in 0..<each {
+                            let status = try await client.status()
+                            #expect(status.publishEndpoint == "for \(status.requestID)")
+                        }
                     }
                 }
+                try await group.waitForAll()
             }
-            try await group.waitForAll()
+            #expect(try await served.value().isEmpty)
         }
-        #expect(try await served.value().isEmpty)
-        await client.close()
-        coordinator.close()
     }
 
     @Test(arguments: directWaitLimits)
     func aRequestTimesOutWhileOthersGetTheirAnswers(limit: Duration) async throws {
-        let coordinator = try RawCoordinator()
-        let client = try await Self.client(coordinator, limit: limit)
-        let count = 6
-        let served = Self.serve(coordinator, count: count) { $0 == 2 }
-        let failed = await withTaskGroup(of: BusError?.self) { group in
-            for _ in 0..<count {
-                group.addTask { await Self.failure(of: client, timeout: .milliseconds(500)) }
+        try await Self.withClient(limit: limit) { coordinator, client async throws in
+            let count = 6
+            let served = Self.serve(coordinator, count: count) { $0 == 2 }
+            let failed = await withTaskGroup(of: BusError?.self) { group in
+                for _ in 0..<count {
+                    group.addTask { await Self.failure(of: client, timeout: .milliseconds(500)) }
+                }
+                return await group.reduce(into: [BusError]()) { if let error = $1 { $0.append(error) } }
             }
-            return await group.reduce(into: [BusError]()) { if let error = $1 { $0.append(error) } }
+            #expect(try await served.value().count == 1)
+            #expect(failed.count == 1)
+            #expect(failed.allSatisfy { $0.code == .unreachable && $0.message.contains("within") })
+            // The client goes on: a lone request, answered, and one that is not, which times out on its own.
+            let next = Self.serve(coordinator, count: 2) { $0 == 1 }
+            #expect(try await client.status(timeout: .seconds(5)).publishEndpoint.hasPrefix("for "))
+            await #expect(throws: BusError.self) { try await client.status(timeout: .milliseconds(1)) }
+            #expect(try await next.value().count == 1)
         }
-        #expect(try await served.value().count == 1)
-        #expect(failed.count == 1)
-        #expect(failed.allSatisfy { $0.code == .unreachable && $0.message.contains("within") })
-        // The client goes on: a lone request, answered, and one that is not, which times out on its own.
-        let next = Self.serve(coordinator, count: 2) { $0 == 1 }
-        #expect(try await client.status(timeout: .seconds(5)).publishEndpoint.hasPrefix("for "))
-        await #expect(throws: BusError.self) { try await client.status(timeout: .milliseconds(1)) }
-        #expect(try await next.value().count == 1)
-        await client.close()
-        coordinator.close()
     }
 
     @Test(arguments: directWaitLimits)
     func closeFailsTheRequestsWaitingAndRefusesLaterOnes(limit: Duration) async throws {
-        let coordinator = try RawCoordinator()
-        let client = try await Self.client(coordinator, limit: limit)
-        let count = 3
-        let served = Self.serve(coordinator, count: count) { _ in true }
-        let waiting = (0..<count).map { _ in Task { await Self.failure(of: client, timeout: nil) } }
-        #expect(try await served.value().count == count)
-        await client.close()
-        for task in waiting {
-            let error = await task.value
-            #expect(error?.code == .unreachable)
-            #expect(error?.message.contains("closed") == true)
+        try await Self.withClient(limit: limit) { coordinator, client async throws in
+            let count = 3
+            let served = Self.serve(coordinator, count: count) { _ in true }
+            let waiting = (0..<count).map { _ in Task { await Self.failure(of: client, timeout: nil) } }
+            #expect(try await served.value().count == count)
+            await client.close()
+            for task in waiting {
+                let error = await task.value
+                #expect(error?.code == .unreachable)
+                #expect(error?.message.contains("closed") == true)
+            }
+            await #expect(throws: BusError.self) { try await client.status() }
         }
-        await #expect(throws: BusError.self) { try await client.status() }
-        coordinator.close()
     }
 }
 
