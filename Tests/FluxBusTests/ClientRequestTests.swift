@@ -135,6 +135,29 @@ struct ClientRequestTests {
             await #expect(throws: BusError.self) { try await client.status() }
         }
     }
+
+    /// A handshake that fails (here the client expects another server key) fails the request waiting for it, however
+    /// it waits, and every later one.
+    @Test(arguments: directWaitLimits)
+    func aFailedHandshakeFailsTheWaitingRequestAndLaterOnes(limit: Duration) async throws {
+        let context = try ZMQContext()
+        let server = try CurveKeyPair.generate()
+        let router = try ZMQSocket(.router, context: context)
+        try router.set(.linger, to: .zero)
+        try router.set(.curveServer, to: true)
+        try router.set(.curveSecretKey, to: server.secretKey)
+        try router.bind("tcp://127.0.0.1:*")
+        let security = PeerSecurity(serverPublicKey: try CurveKeyPair.generate().publicKey, keyPair: try CurveKeyPair.generate())
+        let client = try await BusClient(endpoint: try router.lastEndpoint, context: context, timeout: .seconds(20),
+                                         security: security, directWaitLimit: limit)
+        let first = await Self.failure(of: client, timeout: nil)
+        #expect(first?.code == .refused)
+        let later = await Self.failure(of: client, timeout: nil)
+        #expect(later?.code == .refused)
+        await client.close()
+        router.close()
+        context.shutdown()
+    }
 }
 
 /// A script for a peer, started on a thread of its own at once: a request's caller may block a thread of the pool
