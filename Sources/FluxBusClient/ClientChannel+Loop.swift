@@ -6,13 +6,13 @@ import ZeroMQ
 /// runs on the client's I/O loop thread.
 extension ClientChannel {
     /// Receives for the waiting requests if the loop is the receiver, and watches the socket's descriptor exactly while
-    /// it is: once no request waits, the next caller receives its own answer.
+    /// it is: once no request waits, the next caller receives its own answer (unless callers never do).
     func loopReceive(_ scope: IOLoopScope) {
         var deliveries = Deliveries()
         let watches: Bool? = state.withLock { state in
             if state.receiver == .loop {
                 state.drain(into: &deliveries)
-                if state.waiters.isEmpty { state.receiver = .none }
+                if state.waiters.isEmpty && callersReceive { state.receiver = .none }
             }
             let watches = state.receiver == .loop
             guard watches != state.loopWatches else { return nil }

@@ -40,6 +40,8 @@ final class ClientChannel: Sendable {
     /// Wakes a caller waiting on the socket when another thread settled its request.
     let wake: WakePipe
     private let directWaitLimit: Duration
+    /// Whether a lone request's caller waits on the socket itself; if not, the loop always watches it.
+    var callersReceive: Bool { directWaitLimit > .zero }
 
     /// Call on the loop's thread, before the socket connects.
     init(dealer: sending ZMQSocket, endpoint: String, loop: IOLoop, directWaitLimit: Duration = directWaitLimit) throws {
@@ -68,7 +70,7 @@ final class ClientChannel: Sendable {
                     state.drain(into: &deliveries)
                     return (false, armsSweep, false)
                 }
-                state.receiver = directWaitLimit > .zero ? .caller(id) : .loop
+                state.receiver = callersReceive ? .caller(id) : .loop
                 return (state.receiver != .loop, armsSweep, state.receiver == .loop)
             }
             deliveries.perform(wakingCallerWith: wake)
