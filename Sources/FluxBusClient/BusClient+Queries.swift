@@ -68,7 +68,7 @@ extension BusClient {
     ) async throws -> (entries: [ReplayEntry], poisoned: [PoisonMark]) {
         // REPLAY carries no request id: one history request at a time, matched by this fixed key.
         let answer = try await historyGate.withTurn {
-            try await request(.fetch(.init(epoch: 0, from: from, to: to)), id: ClientCore.historyKey, timeout: timeout)
+            try await request(.fetch(.init(epoch: 0, from: from, to: to)), id: ClientChannel.historyKey, timeout: timeout)
         }
         guard case .replay(let replay) = answer else {
             throw BusError(code: .protocolViolation, message: "the coordinator answered FETCH with something else")

@@ -1,6 +1,7 @@
 import Flux
 import Foundation
 import FluxBusProtocol
+import Synchronization
 import ZeroMQ
 
 /// Talks to a coordinator: dispatches actions and reads status, the graph and stores' states.
@@ -19,11 +20,12 @@ public final class BusClient: Sendable {
     /// How long a request waits for its answer by default.
     public let timeout: Duration
     let loop: IOLoop
-    private let core: IOLoopBound<ClientCore>
+    private let channel: ClientChannel
     private let ownedContext: ZMQContext?
     let security: PeerSecurity?
     /// History requests take turns (see ``HistoryGate``).
     let historyGate = HistoryGate()
+    private static let codec = Codec()
 
     /// Connects to a coordinator. Connecting does not wait for it: a request to a coordinator that is not there
     /// fails after its timeout with ``BusError`` `unreachable`.
@@ -32,8 +34,17 @@ public final class BusClient: Sendable {
     ///   - context: a ZeroMQ context to share, as `inproc://` endpoints need.
     ///   - timeout: how long requests wait for an answer by default.
     ///   - security: CURVE with the coordinator; nil for plain text.
-    public init(
+    public convenience init(
         endpoint: String? = nil, context: ZMQContext? = nil, timeout: Duration = .seconds(10), security: PeerSecurity? = nil
+    ) async throws {
+        try await self.init(endpoint: endpoint, context: context, timeout: timeout, security: security,
+                            directWaitLimit: ClientChannel.directWaitLimit)
+    }
+
+    /// As the public initializer, with how long a caller may wait on the socket itself (see ``ClientChannel``):
+    /// tests pick zero (the loop always receives) or long (the caller always does).
+    package init(
+        endpoint: String?, context: ZMQContext?, timeout: Duration, security: PeerSecurity?, directWaitLimit: Duration
     ) async throws {
         let endpoint = endpoint ?? ProcessInfo.processInfo.environment[BusDefaults.coordinatorEnvironmentVariable] ?? BusDefaults.controlEndpoint
         self.endpoint = endpoint
@@ -42,14 +53,21 @@ public final class BusClient: Sendable {
         ownedContext = context == nil ? try ZMQContext() : nil
         loop = try IOLoop(context: context ?? ownedContext!, name: "fluxbus-client")
         do {
-            core = try await loop.run { scope in
-                let dealer = try scope.socket(.dealer)
+            channel = try await loop.run { scope in
+                // Not the scope's: callers use it too, so the channel closes it, under its lock, when the loop stops.
+                nonisolated(unsafe) let dealer = try ZMQSocket(.dealer, context: scope.context)
                 try security?.apply(to: dealer)
-                let core = ClientCore(dealer: dealer, scope: scope, endpoint: endpoint)
-                try HandshakeWatch.watch(dealer, in: scope, endpoint: endpoint) { core.refuseAll($0) }
+                let refusals = Refusals()
+                // Safe to share with the channel: the monitor keeps only a weak reference to the dealer, and uses it
+                // (to stop monitoring) only once the channel has closed it, on this thread.
+                try HandshakeWatch.watch(dealer, in: scope, endpoint: endpoint) { [unowned scope] in
+                    refusals.channel?.refuse($0, scope)
+                }
                 try dealer.connect(endpoint)
-                scope.add(dealer) { _ in try core.drain() }
-                return IOLoopBound(core, scope: scope)
+                let channel = try ClientChannel(dealer: dealer, endpoint: endpoint, loop: scope.loop, directWaitLimit: directWaitLimit)
+                refusals.channel = channel
+                scope.atStop { channel.stop() }
+                return channel
             }
         } catch {
             await loop.shutdown()
@@ -60,20 +78,18 @@ public final class BusClient: Sendable {
 
     /// Closes the connection. Requests still waiting fail.
     public func close() async {
-        await loop.shutdown()
+        await channel.close()
         ownedContext?.shutdown()
     }
 
     func request(_ message: Message, id: String, timeout: Duration?) async throws -> Message {
         // Over the protocol's limits, the coordinator could not answer: say so now instead of timing out.
         try RequestLimits.check(message)
-        let timeout = timeout ?? self.timeout
-        let core = self.core
-        return try await withCheckedThrowingContinuation { continuation in
-            let accepted = loop.execute { _ in core.value.send(message, id: id, timeout: timeout, continuation: continuation) }
-            if !accepted {
-                continuation.resume(throwing: BusError(code: .unreachable, message: "the client is closed"))
-            }
-        }
+        return try await channel.request(Self.codec.encode(message), id: id, timeout: timeout ?? self.timeout)
     }
+}
+
+/// Where a handshake failure finds the channel, which is made after the watch starts.
+private final class Refusals {
+    var channel: ClientChannel?
 }

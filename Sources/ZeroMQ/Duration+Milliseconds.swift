@@ -1,7 +1,7 @@
 extension Duration {
     /// The duration in whole milliseconds, rounded up so that a short positive wait never becomes a busy `0`,
     /// clamped to `0...Int.max`. libzmq takes every time in milliseconds.
-    var roundedUpMilliseconds: Int {
+    package var roundedUpMilliseconds: Int {
         let (seconds, attoseconds) = components
         if seconds < 0 || (seconds == 0 && attoseconds <= 0) { return 0 }
         let attosecondsPerMillisecond: Int64 = 1_000_000_000_000_000

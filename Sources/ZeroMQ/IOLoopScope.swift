@@ -57,6 +57,10 @@ public final class IOLoopScope {
     @exclusivity(unchecked) private var registrations: [Registration] = []
     @exclusivity(unchecked) private var timers: [ScheduledTimer] = []
     @exclusivity(unchecked) private var createdSockets: [WeakSocket] = []
+    @exclusivity(unchecked) private var descriptorWatches: [DescriptorWatch] = []
+    /// The descriptor watches as of the last rebuild, in the order the readiness reports them.
+    @exclusivity(unchecked) private var polledDescriptors: [DescriptorWatch] = []
+    @exclusivity(unchecked) private var stopHandlers: [() -> Void] = []
     @exclusivity(unchecked) private var readiness = SocketReadiness()
     /// The registrations behind the watched sockets from index 1 on, as of the last rebuild; index 0 is the sentinel.
     @exclusivity(unchecked) private var polled: [Registration] = []
@@ -111,6 +115,30 @@ public final class IOLoopScope {
         unregister { $0.socket === socket }
     }
 
+    /// Calls `onReadable` on the loop's thread whenever the plain descriptor `descriptor` is readable (`poll(2)`,
+    /// level-triggered), until ``remove(descriptor:)``. For a descriptor that other threads use too, such as the
+    /// `ZMQ_FD` of a socket that they share under a lock: the loop itself never touches a socket behind one.
+    public func add(descriptor: Int32, onReadable: @escaping () throws -> Void) {
+        descriptorWatches.append(DescriptorWatch(descriptor: descriptor, onReadable: onReadable))
+        watchIsStale = true
+    }
+
+    /// Stops watching `descriptor`.
+    public func remove(descriptor: Int32) {
+        descriptorWatches.removeAll { watch in
+            guard watch.descriptor == descriptor else { return false }
+            watch.isActive = false
+            return true
+        }
+        watchIsStale = true
+    }
+
+    /// Runs `body` on the loop's thread when the loop stops (shut down, or its context was), before it closes its
+    /// sockets: for state that must not outlive the loop, such as sockets it does not own.
+    public func atStop(_ body: @escaping () -> Void) {
+        stopHandlers.append(body)
+    }
+
     /// Runs `body` once on the loop's thread after `delay`.
     @discardableResult
     public func schedule(after delay: Duration, _ body: @escaping () throws -> Void) -> IOLoopTimer {
@@ -148,6 +176,7 @@ public final class IOLoopScope {
             fireDueTimers()
             guard let (jobs, isStopping) = loop.takeJobs() else { return }
             for job in jobs { perform { try job(self) } }
+            serveDescriptors()
             do {
                 try rebuildWatchIfNeeded()
                 let ready = try readiness.readable()
@@ -178,6 +207,10 @@ public final class IOLoopScope {
     /// Closes every socket the loop served or created, and drops all handlers and timers (breaking any reference
     /// cycle through them).
     func closeEverything() {
+        for handler in stopHandlers { handler() }
+        stopHandlers.removeAll()
+        descriptorWatches.removeAll()
+        polledDescriptors.removeAll()
         for registration in registrations {
             registration.isActive = false
             registration.socket.close()
@@ -202,8 +235,9 @@ public final class IOLoopScope {
         guard watchIsStale else { return }
         // With no sentinel the loop is stopping already; watching only the pipe is enough for that.
         let sockets = (sentinel.map { [$0] } ?? []) + registrations.map(\.socket)
-        try readiness.watch(plain: [loop.wakePipe.readEnd], sockets: sockets)
+        try readiness.watch(plain: [loop.wakePipe.readEnd], reported: descriptorWatches.map(\.descriptor), sockets: sockets)
         polled = registrations
+        polledDescriptors = descriptorWatches
         firstPolledIndex = sentinel == nil ? 0 : 1
         watchIsStale = false
     }
@@ -225,6 +259,13 @@ public final class IOLoopScope {
             guard registration.isActive, !registration.socket.isClosed else { continue }
             perform { try registration.onReadable(registration.socket) }
             readiness.served(index)
+        }
+    }
+
+    /// Runs the handlers of the watched descriptors that the last wait found readable.
+    private func serveDescriptors() {
+        for index in readiness.takeFired() where polledDescriptors[index].isActive {
+            perform(polledDescriptors[index].onReadable)
         }
     }
 

@@ -29,18 +29,25 @@ struct SocketReadiness {
     /// The plain descriptors first, then each watched socket's `ZMQ_FD` in order.
     private var descriptors: [pollfd] = []
     private var plainCount = 0
+    /// Where the plain descriptors whose readiness is reported (see ``takeFired()``) start among `descriptors`.
+    private var firstReported = 0
+    /// Indices among the reported descriptors that the last wait found readable.
+    private var firedReported: [Int] = []
 
     /// Blocking or zero-timeout `poll(2)` calls so far.
     private(set) var waits = 0
     /// `ZMQ_EVENTS` asked so far.
     private(set) var queries = 0
 
-    /// Watches `sockets` and the plain descriptors `plain` (only to be woken by them) from now on.
+    /// Watches `sockets`, the plain descriptors `plain` (only to be woken by them) and `reported` (whose readiness
+    /// ``takeFired()`` tells) from now on.
     ///
     /// - Throws: ``ZMQError`` if a socket's `ZMQ_FD` cannot be read (it is closed, or its context was shut down).
-    mutating func watch(plain: [Int32], sockets: [ZMQSocket]) throws(ZMQError) {
-        descriptors = plain.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-        plainCount = plain.count
+    mutating func watch(plain: [Int32], reported: [Int32] = [], sockets: [ZMQSocket]) throws(ZMQError) {
+        descriptors = (plain + reported).map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        firstReported = plain.count
+        plainCount = plain.count + reported.count
+        firedReported = []
         watched = []
         for socket in sockets {
             let descriptor = try socket.get(.fileDescriptor)
@@ -76,6 +83,14 @@ struct SocketReadiness {
         watched[index].askedAt = nil
     }
 
+    /// The indices (in the order given to ``watch(plain:reported:sockets:)``) of the reported descriptors that waits
+    /// found readable since the last call.
+    mutating func takeFired() -> [Int] {
+        guard !firedReported.isEmpty else { return [] }
+        defer { firedReported.removeAll() }
+        return firedReported
+    }
+
     /// Waits until a descriptor is readable or `timeout` passes, and notes which sockets' descriptors fired.
     ///
     /// A signal does not end the wait early: it resumes with the time that is left.
@@ -94,6 +109,9 @@ struct SocketReadiness {
             throw ZMQError(errno: systemErrno(), operation: "poll \(descriptors.count) descriptors of an I/O loop")
         }
         guard ready > 0 else { return }
+        for index in firstReported..<plainCount where descriptors[index].revents != 0 {
+            firedReported.append(index - firstReported)
+        }
         for index in watched.indices where descriptors[plainCount + index].revents != 0 {
             watched[index].fired = true
         }

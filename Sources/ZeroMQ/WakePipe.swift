@@ -9,11 +9,11 @@ import Darwin
 /// A plain pipe rather than an `inproc://` PAIR: writing to it is thread-safe without a lock around a ZeroMQ
 /// socket, and it keeps working after the context was shut down, so a stopping loop can always be woken.
 /// Both ends are non-blocking; the loop writes at most one byte before it drains it again.
-struct WakePipe: Sendable {
-    let readEnd: Int32
+package struct WakePipe: Sendable {
+    package let readEnd: Int32
     let writeEnd: Int32
 
-    init() throws(ZMQError) {
+    package init() throws(ZMQError) {
         var ends: [Int32] = [-1, -1]
         guard pipe(&ends) == 0 else {
             throw ZMQError(errno: systemErrno(), operation: "create the I/O loop's wake-up pipe")
@@ -27,13 +27,13 @@ struct WakePipe: Sendable {
     }
 
     /// Makes the read end readable. A full pipe (`EAGAIN`) already means "awake", so that is fine too.
-    func signal() {
+    package func signal() {
         var byte: UInt8 = 1
         while write(writeEnd, &byte, 1) == -1 && systemErrno() == EINTR {}
     }
 
     /// Reads whatever is in the pipe, so that it stops being readable.
-    func drain() {
+    package func drain() {
         var buffer = (UInt64(0), UInt64(0))
         while true {
             let count = withUnsafeMutableBytes(of: &buffer) { read(readEnd, $0.baseAddress, $0.count) }
@@ -42,7 +42,7 @@ struct WakePipe: Sendable {
         }
     }
 
-    func close() {
+    package func close() {
         _ = systemClose(readEnd)
         _ = systemClose(writeEnd)
     }

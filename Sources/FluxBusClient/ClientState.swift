@@ -1,0 +1,167 @@
+import FluxBusProtocol
+import ZeroMQ
+
+/// A ``ClientChannel``'s state, behind its lock: the DEALER socket, the requests waiting for an answer, and who
+/// receives the answers. Every use of the socket happens here, under the lock, on whichever thread holds it.
+struct ClientState {
+    /// Who receives answers from the socket, and so watches its `ZMQ_FD` while any request is waiting.
+    enum Receiver: Equatable {
+        /// No request waits: the next one's caller receives its own answer.
+        case none
+        /// The caller of the request with this id waits on the socket itself, on its own thread (see
+        /// ``ClientChannel``); it receives every answer that comes meanwhile.
+        case caller(String)
+        /// The I/O loop watches the socket, when more than one request waits or the caller stopped waiting itself.
+        case loop
+    }
+
+    struct Waiter {
+        let continuation: CheckedContinuation<Message, any Error>
+        let deadline: ContinuousClock.Instant
+        let timeout: Duration
+    }
+
+    let dealer: ZMQSocket
+    let endpoint: String
+    var waiters: [String: Waiter] = [:]
+    var receiver = Receiver.none
+    /// Why the coordinator refused this client's handshake, once it has.
+    var refusal: String?
+    /// Why no request can be sent any more (the client closed, or its context was shut down).
+    var closed: String?
+    /// Whether the I/O loop watches the socket's descriptor; changed only on the loop's thread.
+    var loopWatches = false
+    /// When the loop's timeout sweep fires next; nil when none is scheduled. Each waiter's deadline is at or after it.
+    var sweepAt: ContinuousClock.Instant?
+    var sweepTimer: IOLoopTimer?
+    private let codec = Codec()
+
+    init(dealer: ZMQSocket, endpoint: String) {
+        self.dealer = dealer
+        self.endpoint = endpoint
+    }
+
+    /// Sends `frames` as request `id` and makes `continuation` wait for its answer; or fails it at once.
+    mutating func start(
+        _ frames: [[UInt8]], id: String, timeout: Duration, continuation: CheckedContinuation<Message, any Error>,
+        into deliveries: inout Deliveries
+    ) -> Bool {
+        let failure: BusError? = if let closed {
+            BusError(code: .unreachable, message: closed)
+        } else if let refusal {
+            BusError(code: .refused, message: refusal)
+        } else if waiters[id] != nil {
+            // One answer comes per connection and request id: a second wait under the same id would never end.
+            BusError(code: .usage, message:
+                "request id `\(id)` is already waiting for an answer on this client; await that request (its answer is "
+                + "this one's too), or use another id")
+        } else {
+            send(frames)
+        }
+        if let failure {
+            deliveries.resume(continuation, with: .failure(failure))
+            return false
+        }
+        waiters[id] = Waiter(continuation: continuation, deadline: .now.advanced(by: timeout), timeout: timeout)
+        return true
+    }
+
+    private mutating func send(_ frames: [[UInt8]]) -> BusError? {
+        do {
+            _ = try dealer.send(frames, nonBlocking: true)
+            return nil
+        } catch {
+            return BusError(code: .unreachable, message: "cannot send to \(endpoint): \(error)")
+        }
+    }
+
+    /// Receives every answer the socket holds and settles its waiter. Ending on a receive that finds nothing also
+    /// re-arms the socket's `ZMQ_FD`, which any use of the socket may have consumed: whoever waits on it next is
+    /// woken by the next message.
+    mutating func drain(into deliveries: inout Deliveries) {
+        do {
+            while let frames = try dealer.tryReceive() {
+                // Answers to requests sent together may come together, as a BUNDLE.
+                for message in (try? codec.decodeAll(frames)) ?? [] { answer(message, into: &deliveries) }
+            }
+        } catch {
+            // The socket is closed or its context shut down: nothing more will come.
+            close(because: "cannot receive from \(endpoint): \(error)", into: &deliveries)
+        }
+    }
+
+    /// Fails every waiter and every later request with `reason`.
+    mutating func close(because reason: String, into deliveries: inout Deliveries) {
+        if closed == nil { closed = reason }
+        failAll(BusError(code: .unreachable, message: reason), into: &deliveries)
+    }
+
+    mutating func failAll(_ error: BusError, into deliveries: inout Deliveries) {
+        for id in Array(waiters.keys) { settle(id, with: .failure(error), into: &deliveries) }
+    }
+
+    /// Fails each waiter whose deadline has passed.
+    mutating func expire(asOf now: ContinuousClock.Instant, into deliveries: inout Deliveries) {
+        for (id, waiter) in waiters where waiter.deadline <= now {
+            settle(id, with: .failure(BusError(
+                code: .unreachable,
+                message: "no answer from the coordinator at \(endpoint) within \(waiter.timeout); is it running "
+                    + "(`fluxbus coordinator`), and is this the right endpoint (--coordinator or FLUXBUS_COORDINATOR)?")),
+                into: &deliveries)
+        }
+    }
+
+    /// The earliest deadline of a waiter.
+    var nextDeadline: ContinuousClock.Instant? { waiters.values.lazy.map(\.deadline).min() }
+
+    private mutating func answer(_ message: Message, into deliveries: inout Deliveries) {
+        guard let id = Self.requestID(of: message) else { return }
+        let outcome: Result<Message, any Error> = switch message {
+        case .error(let error):
+            // A timeout or a coordinator that stopped (code 7) leaves the outcome unknown, like no answer: exit 3.
+            .failure(BusError(code: error.code == .timeout || error.code == .internal ? .unreachable : .refused,
+                              message: error.message, remoteCode: error.code))
+        case .reject(let reject): .failure(BusError(code: .refused, message: reject.reason))
+        default: .success(message)
+        }
+        settle(id, with: outcome, into: &deliveries)
+    }
+
+    private mutating func settle(_ id: String, with outcome: Result<Message, any Error>, into deliveries: inout Deliveries) {
+        guard let waiter = waiters.removeValue(forKey: id) else { return }
+        deliveries.resume(waiter.continuation, with: outcome)
+        if receiver == .caller(id) { deliveries.wakesCaller = true }
+    }
+
+    private static func requestID(of message: Message) -> String? {
+        switch message {
+        case .result(let result): result.requestID
+        case .batchResult(let result): result.requestID
+        // An ERROR answering a FETCH has no request id to carry.
+        case .error(let error): error.requestID.isEmpty ? ClientChannel.historyKey : error.requestID
+        case .status(let status): status.requestID
+        case .graph(let graph): graph.requestID
+        case .state(let state): state.requestID
+        case .chunk(let chunk): chunk.transfer
+        case .replay: ClientChannel.historyKey
+        default: nil
+        }
+    }
+}
+
+/// What settling waiters under the lock leaves to do once it is released: resuming a task there would make the next
+/// holder of the lock wait for the runtime's enqueue.
+struct Deliveries {
+    private var resumptions: [(CheckedContinuation<Message, any Error>, Result<Message, any Error>)] = []
+    /// The caller receiving on its own thread had its request settled by another thread, so must be woken.
+    var wakesCaller = false
+
+    mutating func resume(_ continuation: CheckedContinuation<Message, any Error>, with outcome: Result<Message, any Error>) {
+        resumptions.append((continuation, outcome))
+    }
+
+    func perform(wakingCallerWith pipe: WakePipe) {
+        if wakesCaller { pipe.signal() }
+        for (continuation, outcome) in resumptions { continuation.resume(with: outcome) }
+    }
+}
