@@ -141,10 +141,7 @@ struct CascadeTests {
 
         await client.close()
         await bus.stop()
-        let applied = await collect(counterWorker.worker.events).compactMap { event -> UInt64? in
-            guard case .applied(let sequence, "counter", _) = event else { return nil }
-            return sequence
-        }
+        let applied = await appliedSequences(counterWorker.worker.events, store: "counter")
         #expect(applied == [ping.sequence + 1])
     }
 

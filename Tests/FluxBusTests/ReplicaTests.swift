@@ -104,10 +104,7 @@ struct ReplicaTests {
         // r3 applied the 200 replayed actions and the live one, nothing more; its events say so.
         await client.close()
         await bus.stop()
-        let applied = await collect(late.events).compactMap { event -> UInt64? in
-            guard case .applied(let sequence, "counter", .ok) = event else { return nil }
-            return sequence
-        }
+        let applied = await appliedSequences(late.events, store: "counter", status: .ok)
         #expect(applied == Array(1...201))
     }
 }
@@ -138,10 +135,7 @@ extension ReplicaTests {
 
         await client.close()
         await bus.stop()
-        let applied = await collect(late.events).compactMap { event -> UInt64? in
-            guard case .applied(let sequence, "counter", .ok) = event else { return nil }
-            return sequence
-        }
+        let applied = await appliedSequences(late.events, store: "counter", status: .ok)
         #expect(applied == Array(1...20_001))
     }
 

@@ -33,10 +33,7 @@ struct WorkerEventsTests {
         await client.close()
         await bus.stop()
 
-        let applied = await collect(reporting.worker.events).compactMap { event -> UInt64? in
-            guard case .applied(let sequence, "counter", _) = event else { return nil }
-            return sequence
-        }
+        let applied = await appliedSequences(reporting.worker.events, store: "counter")
         #expect(applied == sequences)
         #expect(await collect(silent.worker.events).isEmpty)
         let onlyMilestones = await collect(milestones.worker.events)

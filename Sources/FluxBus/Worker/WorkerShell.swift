@@ -148,14 +148,13 @@ final class WorkerShell {
             case .writeCheckpoint(let draft):
                 write(draft)
             case .event(let event):
+                var isApplied = false
                 if case .applied(let sequence, let store, let status) = event {
                     journal?.record(sequence: sequence, store: store, status: status)
-                    metrics?.observe(event)
-                    if reportsEvents, reportsAppliedEvents { events.yield(event) }
-                } else {
-                    metrics?.observe(event)
-                    if reportsEvents { events.yield(event) }
+                    isApplied = true
                 }
+                metrics?.observe(event)
+                if reportsEvents, reportsAppliedEvents || !isApplied { events.yield(event) }
             case .stop(let error):
                 // The last checkpoint is on disk before the worker says it stopped.
                 checkpointWriter.sync {}

@@ -64,12 +64,12 @@ enum CatchUpBench {
             guard let welcomed, let (liveAt, sequence) = live else {
                 throw BusError(code: .unreachable, message: "the replica did not become live within 120 seconds")
             }
-            let replay = liveAt - welcomed
-            report.count = Int(sequence)
-            report.throughput = Double(sequence) / (replay.nanoseconds / 1e9)
             guard sequence >= target else {
                 throw BusError(code: .protocolViolation, message: "the replica went live at #\(sequence), before the log's end #\(target)")
             }
+            let replay = liveAt - welcomed
+            report.count = Int(sequence)
+            report.throughput = Double(sequence) / (replay.nanoseconds / 1e9)
             report.message = String(
                 format: "start to WELCOME %.1f ms; WELCOME to live at #%llu %.1f ms",
                 (welcomed - started).nanoseconds / 1e6, sequence, replay.nanoseconds / 1e6)

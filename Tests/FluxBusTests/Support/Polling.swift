@@ -70,3 +70,12 @@ func collect(_ events: AsyncStream<WorkerEvent>) async -> [WorkerEvent] {
     for await event in events { seen.append(event) }
     return seen
 }
+
+/// The sequences a worker reported applying to `store` (with `status`, when given), in the order it reported them,
+/// once its `run()` has ended.
+func appliedSequences(_ events: AsyncStream<WorkerEvent>, store: String, status: OutcomeStatus? = nil) async -> [UInt64] {
+    await collect(events).compactMap { event -> UInt64? in
+        guard case .applied(let sequence, store, let applied) = event, status.map({ $0 == applied }) ?? true else { return nil }
+        return sequence
+    }
+}
