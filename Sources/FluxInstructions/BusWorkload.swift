@@ -12,7 +12,7 @@ import ZeroMQ
 /// coordinator's log is in memory, or with `durable` a SQLite log in a temporary directory, as shipped
 /// (`--sync always`: its fsyncs are system calls, which callgrind does not count).
 enum BusWorkload {
-    static func run(_ count: Int, durable: Bool, batched: Bool = false) async throws {
+    static func run(_ count: Int, durable: Bool, batched: Bool = false, status: Bool = false) async throws {
         var quiet = Logger(label: "flux-instructions")
         quiet.logLevel = .critical
         let context = try ZMQContext()
@@ -38,6 +38,10 @@ enum BusWorkload {
         let client = try await BusClient(endpoint: configuration.controlEndpoint, context: context)
         while try await client.status().workers.filter({ $0.state == .live }).isEmpty {
             try await Task.sleep(for: .milliseconds(20))
+        }
+        if status {
+            for _ in 0..<count { _ = try await client.status() }
+            return
         }
         if batched {
             // As `fluxbus bench batch` sends them: 64-byte payloads, DISPATCH_BATCH of 1,000, one at a time here.

@@ -118,10 +118,15 @@ extension ZMQSocket {
         defer { zmq_msg_close(&message) }
         var frames: [[UInt8]] = []
         repeat {
-            do {
-                // zmq_msg_recv releases the previous frame's content before filling the message again.
-                try call("receive frame \(frames.count + 1) on \(type) socket") { zmq_msg_recv(&message, $0, flags) }
-            } catch where error.isWouldBlock && frames.isEmpty {
+            // zmq_msg_recv releases the previous frame's content before filling the message again.
+            let received = try callUnlessWouldBlock("receive frame \(frames.count + 1) on \(type) socket") {
+                zmq_msg_recv(&message, $0, flags)
+            }
+            guard received != nil else {
+                // libzmq hands over a message's frames together, so only the first can be missing.
+                guard frames.isEmpty else {
+                    throw ZMQError(errno: EAGAIN, operation: "receive frame \(frames.count + 1) on \(type) socket")
+                }
                 noteDrained()
                 return nil
             }

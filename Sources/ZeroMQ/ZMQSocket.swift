@@ -116,6 +116,25 @@ public final class ZMQSocket {
         operations &+= 1
         return try ZMQError.check(operation()) { body(handle) }
     }
+
+    /// As ``call(_:_:)``, but a call that would block returns nil without building an error: every drain of a
+    /// socket ends that way, and describing the operation costs more than the receive itself.
+    func callUnlessWouldBlock(_ operation: @autoclosure () -> String, _ body: (UnsafeMutableRawPointer) -> Int32)
+        throws(ZMQError) -> Int32?
+    {
+        guard let handle else {
+            throw ZMQError(errno: ENOTSOCK, operation: "\(operation()) on a closed \(type) socket")
+        }
+        operations &+= 1
+        while true {
+            let result = body(handle)
+            if result != -1 { return result }
+            let code = zmq_errno()
+            if code == EINTR { continue }
+            if code == EAGAIN { return nil }
+            throw ZMQError(errno: code, operation: operation())
+        }
+    }
 }
 
 /// Sockets belong to one thread; see ``ZMQSocket``.

@@ -43,6 +43,8 @@ struct Membership {
     private(set) var stores: [String: StoreRecord] = [:]
     private(set) var storeOrder: [String] = []
     private(set) var graph = DependencyGraph()
+    /// ``storesInOrder``'s names, worked out when a worker joins rather than per STATUS: only a join changes them.
+    private var orderedStoreNames: [String] = []
     let topology: Topology?
 
     init(topology: Topology?) {
@@ -193,15 +195,7 @@ struct Membership {
 
     /// Every declared store, dependencies first, whatever order the workers joined in; stores still waiting come
     /// after the declared stores they wait for.
-    var storesInOrder: [StoreRecord] {
-        let declared = Set(storeOrder)
-        let nodes = storeOrder.compactMap { stores[$0] }.map { store in
-            DependencyGraph.Node(name: store.declaration.name, dependsOn: store.declaration.dependsOn.filter(declared.contains))
-        }
-        // Declarations were checked for cycles at join time, so this cannot fail.
-        let order = (try? DependencyGraph(nodes).order) ?? storeOrder
-        return order.compactMap { stores[$0] }
-    }
+    var storesInOrder: [StoreRecord] { orderedStoreNames.compactMap { stores[$0] } }
 
     /// The stores a declared store still waits for before it becomes active.
     func waitingFor(_ store: String) -> [String] {
@@ -234,7 +228,8 @@ struct Membership {
         }
     }
 
-    /// Active stores: those whose dependencies are all active, found by repeated passes in declaration order.
+    /// Active stores: those whose dependencies are all active, found by repeated passes in declaration order; and
+    /// every declared store's place in ``storesInOrder``.
     private mutating func recomputeGraph() {
         var active: [DependencyGraph.Node] = []
         var activeNames = Set<String>()
@@ -252,6 +247,11 @@ struct Membership {
         }
         // The cycle check at join time makes this infallible.
         graph = (try? DependencyGraph(active)) ?? DependencyGraph()
+        let declared = Set(storeOrder)
+        let nodes = storeOrder.compactMap { stores[$0] }.map { store in
+            DependencyGraph.Node(name: store.declaration.name, dependsOn: store.declaration.dependsOn.filter(declared.contains))
+        }
+        orderedStoreNames = (try? DependencyGraph(nodes).order) ?? storeOrder
     }
 
     /// A cycle among declarations, ignoring names nobody declared yet.
