@@ -38,12 +38,17 @@ public struct Codec: Sendable {
     /// longer than 4 GiB cannot be expressed on the wire: encoding one is a programming error
     /// and traps, naming the field. To stay within what peers accept, check ``validate(_:)``.
     public func encode(_ message: consuming Message) -> [[UInt8]] {
+        [Self.signature, encodeBody(message)]
+    }
+
+    /// Frame 1 of `message` alone: its command byte and body, as a BUNDLE carries it.
+    public func encodeBody(_ message: consuming Message) -> [UInt8] {
         let command = message.command
         var encoder = FrameEncoder(command: command)
         do { try message.handBody(to: &encoder) } catch {
             preconditionFailure("FluxBus cannot encode this message: \(error.in(command))")
         }
-        return [Self.signature, encoder.frame]
+        return encoder.frame
     }
 
     /// Checks, without encoding, that a receiver with this codec's ``limits`` would accept
@@ -108,7 +113,8 @@ public struct Codec: Sendable {
         guard frame.count == signature.count else { throw DecodeError(code: .badSignature, value: frame.count) }
     }
 
-    private func decodeBody(_ body: UnsafeBufferPointer<UInt8>) throws(DecodeError) -> Message {
+    /// Decodes a body frame: the command byte, then its fields.
+    func decodeBody(_ body: UnsafeBufferPointer<UInt8>) throws(DecodeError) -> Message {
         guard let byte = body.first else { throw .truncated("command", needed: 1, remaining: 0) }
         guard let command = Command(rawValue: byte) else { throw DecodeError(code: .unknownCommand, value: Int(byte)) }
         guard body.count <= limits.maxFrameBytes else {

@@ -45,25 +45,28 @@ extension CoordinatorEngine {
             failures: queued.isBatch ? recordedFailures(queued.batchFirst..<queued.sequence) : [], trace: queued.trace))
         precondition(queued.sequence == lastSequence + 1, "the queue holds sequences in order")
         // One plan per action type, as logged, and the same live replicas for every action of the request.
-        var plans: [String: (plan: [PlanStep], awaiting: [String: Set<String>], notReady: [Outcome])] = [:]
+        var plans: [String: (plan: [PlanStep], awaiting: [[String]], notReady: [Outcome])] = [:]
+        let deadline = now.advanced(by: configuration.ackTimeout)
+        let nextResend = now.advanced(by: configuration.firstResend)
+        let traceparent = queued.trace?.context.description ?? ""
         for (offset, item) in queued.actions.enumerated() {
             let planned = plans[item.actionType] ?? {
                 let (plan, awaiting) = participants(in: queued.plans?[item.actionType] ?? plan(for: item.actionType))
-                return (plan, awaiting, notReadyOutcomes(for: item.actionType, planned: plan))
+                let planned = (plan, awaiting, notReadyOutcomes(for: item.actionType, planned: plan))
+                plans[item.actionType] = planned
+                return planned
             }()
-            plans[item.actionType] = planned
             let action = Message.Action(
                 epoch: epoch, sequence: queued.sequence + UInt64(offset), actionType: item.actionType, payload: item.payload,
-                error: item.error, plan: planned.plan, traceparent: queued.trace?.context.description ?? "")
+                error: item.error, plan: planned.plan, traceparent: traceparent)
             if let trace = queued.trace {
                 trace.sequence = action.sequence
                 trace.plan = action.plan
                 trace.publishedAt = clockNow()
             }
             flights.append(InFlightDispatch(
-                action: action, startedAt: now, deadline: now.advanced(by: configuration.ackTimeout),
-                awaiting: planned.awaiting, notReady: planned.notReady, nextResend: now.advanced(by: configuration.firstResend),
-                resendGap: configuration.firstResend))
+                action: action, startedAt: now, deadline: deadline, awaiting: planned.awaiting, notReady: planned.notReady,
+                nextResend: nextResend, resendGap: configuration.firstResend))
             lastSequence = action.sequence
             publish(.action(action))
         }
@@ -77,7 +80,7 @@ extension CoordinatorEngine {
             }
         }
         for index in flights.openIndices {
-            for step in flights[index].plan where flights[index].awaiting[step.store]!.isEmpty {
+            for (step, progress) in zip(flights[index].plan, flights[index].steps) where progress.awaiting.isEmpty {
                 settle(step.store, at: index)
             }
         }
@@ -107,14 +110,14 @@ extension CoordinatorEngine {
         let hosted = membership.workers[workerID]?.stores ?? []
         var settled: [String] = []
         for result in ack.results {
-            guard flight.step(for: result.store) != nil, hosted.contains(where: { $0.name == result.store }) else {
+            guard let position = flight.position(of: result.store), hosted.contains(where: { $0.name == result.store }) else {
                 dropMalformed("ACK for store `\(result.store)`, which worker `\(workerID)` does not run in #\(ack.sequence)", from: routingID)
                 continue
             }
             // Only a participant's first result counts: a worker that joined after the ACTION was published, or was
             // given up on, may still run the dispatch, but it is not waited for and its result is not recorded.
-            guard let answeredAll = flight.record(result, from: workerID) else { continue }
-            if answeredAll, flight.settled[result.store] == nil { settled.append(result.store) }
+            guard let answeredAll = flight.record(result, from: workerID, at: position) else { continue }
+            if answeredAll, flight.steps[position].settled == nil { settled.append(result.store) }
         }
         if !flight.owesAcknowledgement(workerID) {
             membership.recordApplied(ack.sequence, by: workerID)
@@ -145,17 +148,18 @@ extension CoordinatorEngine {
     /// Records one completed dispatch, publishes COMPLETED, and returns its outcomes.
     private func complete(_ flight: InFlightDispatch) -> [Outcome] {
         var outcomes: [Outcome] = []
-        for step in flight.plan {
-            for (worker, result) in flight.results[step.store] ?? [] {
+        outcomes.reserveCapacity(flight.plan.count)
+        for (step, progress) in zip(flight.plan, flight.steps) {
+            for (worker, result) in progress.results {
                 outcomes.append(Outcome(store: step.store, worker: worker, status: result.status, message: result.message, digest: result.digest))
             }
-            for (worker, reason) in flight.lost[step.store] ?? [] {
+            for (worker, reason) in progress.lost {
                 outcomes.append(Outcome(store: step.store, worker: worker, status: .unknown, message: reason, digest: 0))
             }
-            if flight.results[step.store] == nil, flight.lost[step.store] == nil {
+            if progress.results.isEmpty, progress.lost.isEmpty {
                 outcomes.append(Outcome(store: step.store, worker: "", status: .unknown, message: "no live replica", digest: 0))
             }
-            checkDivergence(step.store, results: flight.results[step.store] ?? [], sequence: flight.sequence)
+            checkDivergence(step.store, results: progress.results, sequence: flight.sequence)
         }
         // Stores that handle it but could not run say so; an action nothing handled has no outcome at all, which
         // clients show as `unhandled` (a batch lists it as a failure without a store).
@@ -167,7 +171,7 @@ extension CoordinatorEngine {
             outcomes: outcomes)
         log.complete(ReplayEntry(
             epoch: epoch, sequence: flight.sequence, actionType: flight.action.actionType, payload: flight.action.payload,
-            error: flight.action.error, plan: flight.plan, outputs: flight.plan.map { flight.settled[$0.store]! }))
+            error: flight.action.error, plan: flight.plan, outputs: flight.steps.map { $0.settled! }))
         if flights.request!.isBatch {
             let failures = outcomes.isEmpty
                 ? [Outcome(store: "", worker: "", status: .skipped, message: unhandledReason(for: flight.action.actionType), digest: 0)]
@@ -254,7 +258,7 @@ extension CoordinatorEngine {
         send(.action(flight.action), to: routingID)
         guard let worker = workerByRoutingID[routingID].flatMap({ membership.workers[$0] }) else { return }
         let released = flight.plan.compactMap { step -> StoreOutput? in
-            guard flight.released.contains(step.store), let output = flight.settled[step.store] else { return nil }
+            guard flight.isReleased(step.store), let output = flight.settled(step.store) else { return nil }
             return flight.dependents(of: step.store).contains(where: worker.hosts) ? output : nil
         }
         if !released.isEmpty {

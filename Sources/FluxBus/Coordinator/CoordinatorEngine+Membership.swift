@@ -185,13 +185,9 @@ extension CoordinatorEngine {
     func releaseReplicas(of workerID: String, as state: WorkerState, reason: String) {
         membership.setState(state, of: workerID)
         for index in flights.openIndices {
-            var emptied: [String] = []
-            for (store, workers) in flights[index].awaiting where workers.contains(workerID) {
-                flights[index].awaiting[store]!.remove(workerID)
-                flights[index].lost[store, default: []].append((workerID, "worker `\(workerID)` \(reason)"))
-                if flights[index].awaiting[store]!.isEmpty { emptied.append(store) }
+            for position in flights[index].writeOff(workerID, reason: "worker `\(workerID)` \(reason)") {
+                settle(flights[index].plan[position].store, at: index)
             }
-            for store in emptied { settle(store, at: index) }
         }
         completeIfDone()
     }

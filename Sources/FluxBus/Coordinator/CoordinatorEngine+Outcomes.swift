@@ -10,9 +10,11 @@ extension CoordinatorEngine {
     /// their workers (those hosting the store too) only once the log has it (``releaseDecisions()``), so that a
     /// restart dispatching the action again releases the same outcome.
     func settle(_ store: String, at index: Int) {
-        guard flights[index].settled[store] == nil else { return }
-        let lostReason = flights[index].lost[store]?.map(\.reason).joined(separator: "; ") ?? "no live replica"
-        var output = InFlightDispatch.settle(store, results: flights[index].results[store] ?? [], lostReason: lostReason)
+        guard let position = flights[index].position(of: store) else { return }
+        let progress = flights[index].steps[position]
+        guard progress.settled == nil else { return }
+        let lostReason = progress.lost.isEmpty ? "no live replica" : progress.lost.map(\.reason).joined(separator: "; ")
+        var output = InFlightDispatch.settle(store, results: progress.results, lostReason: lostReason)
         if output.status == .unknown, configuration.lostDependencyPolicy == .runWithoutOutput {
             // Its dependents run without its output. The record says so, so that a replay does the same.
             output = StoreOutput(store: store, status: .ok, message: "lost (\(lostReason)); released without output")
@@ -25,8 +27,9 @@ extension CoordinatorEngine {
     /// decision waits for the commit, also one made of replicas' results: the simulator found runs (seeds 393 and 671
     /// of 176…675) where a restart, its replicas gone or changed meanwhile, would decide otherwise.
     func decide(_ output: StoreOutput, at index: Int, recorded: Bool = false) {
-        flights[index].settled[output.store] = output
-        guard !flights[index].dependents(of: output.store).isEmpty else { return }
+        guard let position = flights[index].position(of: output.store) else { return }
+        flights[index].settle(output, at: position)
+        guard flights[index].hasDependents(output.store) else { return }
         if recorded { return release(output.store, at: index) }
         log.recordDecision(output, sequence: flights[index].sequence)
         undeliveredDecisions.append((flights[index].sequence, output.store))
@@ -43,8 +46,8 @@ extension CoordinatorEngine {
 
     /// Sends a store's decided outcome to the workers whose stores wait for it: one RELEASE per worker.
     private func release(_ store: String, at index: Int) {
-        guard let output = flights[index].settled[store] else { return }
-        flights[index].released.insert(store)
+        guard let position = flights[index].position(of: store), let output = flights[index].steps[position].settled else { return }
+        flights[index].markReleased(at: position)
         let waiting = Set(flights[index].dependents(of: store).flatMap { membership.connectedReplicas(of: $0) })
         let trace = flights.request?.trace.flatMap { $0.sequence == flights[index].sequence ? $0 : nil }
         for worker in waiting.sorted() {

@@ -55,9 +55,7 @@ extension CoordinatorEngine {
     }
 
     /// A plan with the live replicas each store waits for: none for a store that has none now.
-    func participants(in plan: [PlanStep]) -> (plan: [PlanStep], awaiting: [String: Set<String>]) {
-        var awaiting: [String: Set<String>] = [:]
-        for step in plan { awaiting[step.store] = Set(membership.liveReplicas(of: step.store)) }
-        return (plan, awaiting)
+    func participants(in plan: [PlanStep]) -> (plan: [PlanStep], awaiting: [[String]]) {
+        (plan, plan.map { membership.liveReplicas(of: $0.store) })
     }
 }

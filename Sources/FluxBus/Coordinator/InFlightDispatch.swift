@@ -30,36 +30,46 @@ struct CurrentRequest {
 /// did, and which dependencies were already released to the workers waiting for them.
 ///
 /// A class: the engine reads and updates it in place many times per acknowledgement, and as a struct each of those
-/// accesses could copy it, retaining and releasing a dozen fields. Only ``FlightTable`` holds it.
+/// accesses could copy it. Only ``FlightTable`` holds it. What it knows of each store sits in ``steps``, in the
+/// plan's order, found by a scan of the plan's few names rather than by hashing them: a batch holds a thousand of
+/// these, and five dictionaries each made building, updating and freeing them most of a batched action's cost.
 final class InFlightDispatch {
     let action: Message.Action
     let startedAt: MonotonicTime
     /// Only the oldest dispatch in flight has a deadline and re-sends: workers apply in order, so the others wait on it.
     var deadline: MonotonicTime
-    /// Store → workers that still owe an acknowledgement for it.
-    var awaiting: [String: Set<String>]
     /// Stores that handle the action but were not ready when it was published: `skipped` in every answer.
     let notReady: [Outcome]
-    /// Store → each replica's result, in arrival order.
-    var results: [String: [(worker: String, result: StoreResult)]] = [:]
-    /// Store → replicas that were lost while the dispatch waited for them, with why.
-    var lost: [String: [(worker: String, reason: String)]] = [:]
-    /// Store → its settled outcome: every expected replica answered or was lost.
-    var settled: [String: StoreOutput] = [:]
-    /// Stores whose settled outcome went out in RELEASEs (after the log recorded it).
-    var released: Set<String> = []
+    /// Per step of the plan, at the same position.
+    private(set) var steps: [StepProgress]
     /// When the next re-send to silent replicas is due, and the gap after it.
     var nextResend: MonotonicTime
     var resendGap: Duration
 
+    /// What is owed, heard and decided of one store of the plan.
+    struct StepProgress {
+        /// The replicas that still owe a result.
+        var awaiting: [String]
+        /// Each replica's result, in arrival order.
+        var results: [(worker: String, result: StoreResult)] = []
+        /// Replicas that were lost while the dispatch waited for them, with why.
+        var lost: [(worker: String, reason: String)] = []
+        /// Its settled outcome: every expected replica answered or was lost (or it was decided before a restart).
+        var settled: StoreOutput?
+        /// Whether the settled outcome went out in RELEASEs (after the log recorded it).
+        var released = false
+    }
+
+    /// - Parameter awaiting: per step of `action`'s plan, the replicas it waits for.
     init(
-        action: Message.Action, startedAt: MonotonicTime, deadline: MonotonicTime, awaiting: [String: Set<String>],
+        action: Message.Action, startedAt: MonotonicTime, deadline: MonotonicTime, awaiting: [[String]],
         notReady: [Outcome], nextResend: MonotonicTime, resendGap: Duration
     ) {
+        precondition(awaiting.count == action.plan.count, "one list of replicas per step of the plan")
         self.action = action
         self.startedAt = startedAt
         self.deadline = deadline
-        self.awaiting = awaiting
+        self.steps = awaiting.map { StepProgress(awaiting: $0) }
         self.notReady = notReady
         self.nextResend = nextResend
         self.resendGap = resendGap
@@ -69,51 +79,78 @@ final class InFlightDispatch {
     var plan: [PlanStep] { action.plan }
     /// Every store settled and every replica answered or lost: a store's outcome can be decided (recovered from the
     /// log) before its replicas answer.
-    var isComplete: Bool { settled.count == plan.count && awaiting.values.allSatisfy(\.isEmpty) }
+    var isComplete: Bool { steps.allSatisfy { $0.settled != nil && $0.awaiting.isEmpty } }
 
-    func step(for store: String) -> PlanStep? { plan.first { $0.store == store } }
+    /// The position of `store` in the plan (and in ``steps``); nil when the plan does not name it.
+    func position(of store: String) -> Int? { plan.firstIndex { $0.store == store } }
+
+    func step(for store: String) -> PlanStep? { position(of: store).map { plan[$0] } }
+
+    /// The settled outcome of `store`, if it has one.
+    func settled(_ store: String) -> StoreOutput? { position(of: store).flatMap { steps[$0].settled } }
+
+    /// Fixes a store's outcome.
+    func settle(_ output: StoreOutput, at position: Int) { steps[position].settled = output }
+
+    /// Notes that a store's outcome went out in RELEASEs.
+    func markReleased(at position: Int) { steps[position].released = true }
 
     /// The stores in the plan that wait for `store`.
     func dependents(of store: String) -> [String] {
         plan.filter { $0.waitsFor.contains(store) }.map(\.store)
     }
 
+    /// Whether any store in the plan waits for `store`, without listing them.
+    func hasDependents(_ store: String) -> Bool { plan.contains { $0.waitsFor.contains(store) } }
+
     /// Records a participant's first result for a store, and says whether no other replica of the store still owes
     /// one; nil when this worker owed none (it joined after the ACTION went out, was given up on, or answered already).
-    /// Each table is searched once and changed in place: this runs for every result of every ACK.
-    func record(_ result: StoreResult, from worker: String) -> Bool? {
-        guard let slot = awaiting.index(forKey: result.store), awaiting.values[slot].remove(worker) != nil else { return nil }
-        if let existing = results.index(forKey: result.store) {
-            results.values[existing].append((worker, result))
-        } else {
-            results[result.store] = [(worker, result)]
+    func record(_ result: StoreResult, from worker: String, at position: Int) -> Bool? {
+        guard let owed = steps[position].awaiting.firstIndex(of: worker) else { return nil }
+        steps[position].awaiting.remove(at: owed)
+        steps[position].results.append((worker, result))
+        return steps[position].awaiting.isEmpty
+    }
+
+    /// Writes a silent replica off: it owes nothing more, and each store it owed records why. Returns the positions
+    /// of the stores that no replica owes a result for any more.
+    func writeOff(_ worker: String, reason: @autoclosure () -> String) -> [Int] {
+        var emptied: [Int] = []
+        for position in steps.indices {
+            guard let owed = steps[position].awaiting.firstIndex(of: worker) else { continue }
+            steps[position].awaiting.remove(at: owed)
+            steps[position].lost.append((worker, reason()))
+            if steps[position].awaiting.isEmpty { emptied.append(position) }
         }
-        return awaiting.values[slot].isEmpty
+        return emptied
     }
 
     /// Whether `worker` still owes a result for any store of this dispatch.
-    func owesAcknowledgement(_ worker: String) -> Bool { awaiting.values.contains { $0.contains(worker) } }
+    func owesAcknowledgement(_ worker: String) -> Bool { steps.contains { $0.awaiting.contains(worker) } }
 
     /// Workers that owe at least one acknowledgement.
-    var silentWorkers: Set<String> { awaiting.values.reduce(into: Set()) { $0.formUnion($1) } }
+    var silentWorkers: Set<String> { steps.reduce(into: Set()) { $0.formUnion($1.awaiting) } }
 
     /// Silent workers that could have answered: they owe a store whose dependencies have all been released to them.
     /// The others only wait for a dependency's outcome, which is not theirs to give; writing them off at a deadline
     /// would lose healthy replicas along with the one that held them up.
     var silentWorkersNotWaitingForARelease: Set<String> {
         var answerable: Set<String> = []
-        for (store, workers) in awaiting where !workers.isEmpty {
-            guard step(for: store)?.waitsFor.allSatisfy(released.contains) ?? true else { continue }
-            answerable.formUnion(workers)
+        for (position, progress) in steps.enumerated() where !progress.awaiting.isEmpty {
+            guard plan[position].waitsFor.allSatisfy(isReleased) else { continue }
+            answerable.formUnion(progress.awaiting)
         }
         return answerable
     }
+
+    /// Whether `store`'s outcome went out in RELEASEs.
+    func isReleased(_ store: String) -> Bool { position(of: store).map { steps[$0].released } ?? false }
 
     /// The outcome of a store once all its replicas have answered: failed if any failed, skipped if any skipped,
     /// ok if any succeeded (the output comes from the first that did), lost if none answered. The rule is
     /// `DependencyExecution.Settlement.merging`, the one clients' summaries use too.
     static func settle(_ store: String, results: [(worker: String, result: StoreResult)], lostReason: String) -> StoreOutput {
-        let merged = DependencyExecution.Settlement.merging(results.map(\.result.settlement))
+        let merged = DependencyExecution.Settlement.merging(results.lazy.map(\.result.settlement))
         switch merged {
         case .ok?:
             return StoreOutput(store: store, status: .ok, output: results.first { $0.result.status == .ok }?.result.output)

@@ -45,23 +45,30 @@ struct Outbox<Destination: Hashable> {
                 out.append(effect(destination, messages.removeLast()))
                 continue
             }
-            // Chunks of consecutive messages, cut by count and size; a chunk of one goes as the message itself.
-            var chunk: [(message: Message, body: [UInt8])] = []
-            chunk.reserveCapacity(min(messages.count, Self.bundleCount))
+            // Chunks of consecutive messages, cut by count and size; a chunk of one goes as the message itself. Only
+            // the bodies are kept: the chunk's first message is found again by its position.
+            var chunk: [BundledMessage] = []
+            var chunkStart = 0
             var bytes = 0
-            func close() {
-                out.append(effect(destination, chunk.count == 1
-                    ? chunk[0].message : .bundle(.init(messages: chunk.map { BundledMessage(body: $0.body) }))))
-                chunk.removeAll(keepingCapacity: true)
+            func close(before end: Int) {
+                if chunk.count == 1 {
+                    out.append(effect(destination, messages[chunkStart]))
+                    chunk.removeAll(keepingCapacity: true)
+                } else {
+                    out.append(effect(destination, .bundle(.init(messages: chunk))))
+                    chunk = []
+                }
+                chunkStart = end
                 bytes = 0
             }
-            for message in messages {
-                let body = codec.encode(message)[1]
-                if !chunk.isEmpty, chunk.count == Self.bundleCount || bytes + body.count > Self.bundleBytes { close() }
-                chunk.append((message, body))
+            for index in messages.indices {
+                let body = codec.encodeBody(messages[index])
+                if !chunk.isEmpty, chunk.count == Self.bundleCount || bytes + body.count > Self.bundleBytes { close(before: index) }
+                if chunk.isEmpty { chunk.reserveCapacity(min(messages.count - index, Self.bundleCount)) }
+                chunk.append(BundledMessage(body: body))
                 bytes += body.count
             }
-            close()
+            close(before: messages.count)
         }
         return out
     }

@@ -45,7 +45,7 @@ extension BundledMessage: WireItem {
 extension Codec {
     /// One BUNDLE holding `messages`, in order.
     public func bundle(_ messages: [Message]) -> Message {
-        .bundle(.init(messages: messages.map { BundledMessage(body: encode($0)[1]) }))
+        .bundle(.init(messages: messages.map { BundledMessage(body: encodeBody($0)) }))
     }
 
     /// The messages in `frames`: the one message, or every message of a BUNDLE, in order.
@@ -60,7 +60,8 @@ extension Codec {
         for (index, item) in bundle.messages.enumerated() {
             let inner: Message
             do {
-                inner = try decode([Self.signature, item.body])
+                // The body alone: the BUNDLE's frame 0 was checked, and a frame array per message costs an allocation.
+                inner = try item.body.withUnsafeBufferPointer { (body) throws(DecodeError) -> Message in try decodeBody(body) }
             } catch {
                 throw error.nested(in: "messages", index: index).in(.bundle)
             }
