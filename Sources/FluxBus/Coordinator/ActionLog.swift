@@ -21,6 +21,7 @@ final class ActionLog: BufferedLog {
     let sync: Sync
     private let database: DatabaseQueue
     private let codec = Codec(limits: .representable)
+    private let statements = LogStatements()
     private let lock: DirectoryLock?
     /// The bus id, the chain, and the mark beside the log.
     let identity: LogIdentity
@@ -42,6 +43,11 @@ final class ActionLog: BufferedLog {
 
     /// The log file's path, or nil in memory.
     var path: String? { directory.map { ($0 as NSString).appendingPathComponent(Self.fileName) } }
+
+    deinit {
+        // Finalized before the connection closes, which an unfinalized statement would keep open.
+        statements.drop()
+    }
 
     /// Opens the log, creating the directory and the file when they do not exist.
     /// - Throws: ``BusError`` (`storage`) naming the directory and saying what an operator can do, when it cannot be
@@ -200,7 +206,7 @@ final class ActionLog: BufferedLog {
         do {
             try commitBuffer { pending in
                 try database.write { db in
-                    for write in pending { try write.perform(in: db, codec: codec) }
+                    for write in pending { try write.perform(in: db, codec: codec, statements: statements) }
                 }
                 for write in pending { indexRequestID(of: write) }
             }

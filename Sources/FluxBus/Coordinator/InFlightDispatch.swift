@@ -150,7 +150,11 @@ final class InFlightDispatch {
     /// ok if any succeeded (the output comes from the first that did), lost if none answered. The rule is
     /// `DependencyExecution.Settlement.merging`, the one clients' summaries use too.
     static func settle(_ store: String, results: [(worker: String, result: StoreResult)], lostReason: String) -> StoreOutput {
-        let merged = DependencyExecution.Settlement.merging(results.lazy.map(\.result.settlement))
+        // Every replica succeeded, the usual case, needs no merge.
+        if let first = results.first, results.allSatisfy({ $0.result.status == .ok }) {
+            return StoreOutput(store: store, status: .ok, output: first.result.output)
+        }
+        let merged = DependencyExecution.Settlement.merging(results.map(\.result.settlement))
         switch merged {
         case .ok?:
             return StoreOutput(store: store, status: .ok, output: results.first { $0.result.status == .ok }?.result.output)

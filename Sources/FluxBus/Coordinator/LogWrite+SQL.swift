@@ -4,19 +4,16 @@ import GRDB
 
 /// How ``ActionLog``'s group commit applies each buffered write: SQL, one statement or a few per write.
 extension LogWrite {
-    /// Runs the write in the transaction of a group commit; `codec` encodes entries and answers as their columns hold them.
-    func perform(in db: Database, codec: Codec) throws {
+    /// Runs the write in the transaction of a group commit; `codec` encodes entries and answers as their columns hold
+    /// them, and `statements` holds the hot path's prepared statements.
+    func perform(in db: Database, codec: Codec, statements: LogStatements) throws {
         let now = Date().timeIntervalSince1970
         switch self {
         case .epoch(let epoch):
             try db.cachedStatement(sql: "INSERT INTO epoch (epoch, startedAt) VALUES (?, ?)").execute(arguments: [epoch, now])
         case .action(let sequence, let epoch, let action, let origin, let requestID, let batch, let chain, let fingerprint):
             // The hot path: one row per action, bound straight through SQLite's C API.
-            let statement = try db.cachedStatement(sql: """
-                INSERT INTO action (sequence, epoch, actionType, payload, error, origin, requestID, batchFirst, batchSize, loggedAt, chain)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """)
-            var row = RowBinder(statement)
+            var row = RowBinder(try statements.action(in: db))
             row.integer(sequence)
             row.integer(epoch)
             row.text(action.actionType)
@@ -30,12 +27,16 @@ extension LogWrite {
             row.integer(chain)
             try row.run(in: db)
             if !requestID.isEmpty, batch.map({ $0.first == sequence }) ?? true {
-                try db.cachedStatement(sql: "INSERT OR REPLACE INTO request (requestID, sequence, fingerprint, actionType) VALUES (?, ?, ?, ?)")
-                    .execute(arguments: [requestID, sequence, Int64(bitPattern: fingerprint), action.actionType])
+                var request = RowBinder(try statements.request(in: db))
+                request.text(requestID)
+                request.integer(sequence)
+                request.integer(fingerprint)
+                request.text(action.actionType)
+                try request.run(in: db)
             }
         case .completion(let entry):
             // A row of its own: updating the action's row would write its payload again.
-            var row = RowBinder(try db.cachedStatement(sql: "INSERT OR REPLACE INTO outcome (sequence, entry, completedAt) VALUES (?, ?, ?)"))
+            var row = RowBinder(try statements.outcome(in: db))
             row.integer(entry.sequence)
             row.blob(codec.encodeEntry(entry))
             row.real(now)

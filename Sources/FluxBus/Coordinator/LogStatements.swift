@@ -1,0 +1,38 @@
+import GRDB
+
+/// The log's statements on the hot path, each prepared once for the log's one connection. GRDB's
+/// `cachedStatement(sql:)` finds a statement by hashing its SQL text, and for a batched action's two rows that
+/// hashing cost more than binding them.
+///
+/// Used only inside the log's write transactions, on the coordinator's thread; ``ActionLog`` drops them before its
+/// connection closes.
+final class LogStatements {
+    private var insertAction: Statement?
+    private var insertRequest: Statement?
+    private var insertOutcome: Statement?
+
+    static let insertActionSQL = """
+        INSERT INTO action (sequence, epoch, actionType, payload, error, origin, requestID, batchFirst, batchSize, loggedAt, chain)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        """
+    static let insertRequestSQL = "INSERT OR REPLACE INTO request (requestID, sequence, fingerprint, actionType) VALUES (?, ?, ?, ?)"
+    static let insertOutcomeSQL = "INSERT OR REPLACE INTO outcome (sequence, entry, completedAt) VALUES (?, ?, ?)"
+
+    func action(in db: Database) throws -> Statement { try prepared(&insertAction, Self.insertActionSQL, in: db) }
+    func request(in db: Database) throws -> Statement { try prepared(&insertRequest, Self.insertRequestSQL, in: db) }
+    func outcome(in db: Database) throws -> Statement { try prepared(&insertOutcome, Self.insertOutcomeSQL, in: db) }
+
+    /// Finalizes every statement, as the connection's close needs.
+    func drop() {
+        insertAction = nil
+        insertRequest = nil
+        insertOutcome = nil
+    }
+
+    private func prepared(_ slot: inout Statement?, _ sql: String, in db: Database) throws -> Statement {
+        if let statement = slot { return statement }
+        let statement = try db.makeStatement(sql: sql)
+        slot = statement
+        return statement
+    }
+}
