@@ -13,13 +13,16 @@ extension Codec {
 
     /// A record decoded from exactly `bytes`, checked against ``limits`` like any message.
     package func decodeRecord<T: WireItem>(_: T.Type, from bytes: [UInt8]) throws(DecodeError) -> T {
-        try bytes.withUnsafeBufferPointer { (buffer) throws(DecodeError) -> T in
-            var reader = WireReader(buffer, limits: limits)
-            var record = T()
-            try record.visit(&reader)
-            try reader.finish()
-            return record
-        }
+        try bytes.withUnsafeBufferPointer { (buffer) throws(DecodeError) -> T in try decodeRecord(T.self, from: buffer) }
+    }
+
+    /// A record decoded from exactly the bytes of `buffer`, which only the call reads.
+    package func decodeRecord<T: WireItem>(_: T.Type, from buffer: UnsafeBufferPointer<UInt8>) throws(DecodeError) -> T {
+        var reader = WireReader(buffer, limits: limits)
+        var record = T()
+        try record.visit(&reader)
+        try reader.finish()
+        return record
     }
 }
 
@@ -31,4 +34,9 @@ extension Codec {
 
     /// A completed dispatch's entry, from ``encodeEntry(_:)``'s bytes.
     package func decodeEntry(_ bytes: [UInt8]) throws(DecodeError) -> ReplayEntry { try decodeRecord(ReplayEntry.self, from: bytes) }
+
+    /// As ``decodeEntry(_:)``, from bytes read in place (a log row's column).
+    package func decodeEntry(_ buffer: UnsafeBufferPointer<UInt8>) throws(DecodeError) -> ReplayEntry {
+        try decodeRecord(ReplayEntry.self, from: buffer)
+    }
 }

@@ -106,8 +106,9 @@ struct BatchAcrossProcessesTests {
     }
 
     /// `fluxbus dispatch --batch --request-id import` of 3,000 kv.set in batches of 250, and the coordinator
-    /// SIGKILLed in the middle, with a batch surely in flight (both replicas SIGSTOPped until the log holds an action
-    /// beyond the last completed one). The client gives up (exit 3). Restarted on the same data directory, the
+    /// SIGKILLed in the middle, with a batch surely in flight: three batches completed by a first run over the input's
+    /// head, then both replicas SIGSTOPped while the whole import runs, until the log holds an action beyond the last
+    /// completed one. The client gives up (exit 3). Restarted on the same data directory, the
     /// coordinator dispatches the interrupted batch again; the same command, run again, gets every batch logged
     /// before the kill under its original sequences, the rest new, and each replica applied each action once, in order.
     @Test func aCoordinatorKilledInTheMiddleOfABatchAppliesEachActionOnceWhenTheBatchIsRetried() async throws {
@@ -131,15 +132,20 @@ struct BatchAcrossProcessesTests {
         let command = ["dispatch", "kv.set", "--batch", "--batch-size", "\(size)", "--request-id", "import", "--json",
                        "--coordinator", cluster.control]
 
-        let interrupted = Task { try await cluster.run("import-1", command + ["--timeout", "3"], input: input) }
-        let midway = ContinuousClock.now.advanced(by: .seconds(20))
-        while (try? await client.status(timeout: .seconds(1)))?.sequence ?? 0 < UInt64(total / 3), ContinuousClock.now < midway {
-            try await Task.sleep(for: .milliseconds(5))
-        }
+        // The first three batches complete, as the start of the same import that stopped there; then, with both
+        // replicas stopped, the import runs again: those three are answered from the log, the fourth is logged and
+        // published, and nothing completes it. Waiting for a sequence to pass mid-import raced a fast bus on a loaded
+        // machine, where the whole import could complete between two STATUS round trips.
+        let head = cluster.directory.appendingPathComponent("import-head.jsonl")
+        try Self.write((1...3 * size).map(KVHistory.payload), to: head)
+        let started = try await cluster.run("import-0", command + ["--timeout", "20"], input: head)
+        #expect(started.status == 0, "\(started)")
         for id in ["w1", "w2"] { kill(try #require(cluster.pid(id)), SIGSTOP) }
-        let inFlight = ContinuousClock.now.advanced(by: .seconds(1))
+        let interrupted = Task { try await cluster.run("import-1", command + ["--timeout", "3"], input: input) }
+        let inFlight = ContinuousClock.now.advanced(by: .seconds(10))
         while ContinuousClock.now < inFlight {
             if let status = try? await client.status(timeout: .milliseconds(500)), status.logLast > status.sequence { break }
+            try await Task.sleep(for: .milliseconds(5))
         }
         kill(coordinator.processIdentifier, SIGKILL)
         coordinator.waitUntilExit()

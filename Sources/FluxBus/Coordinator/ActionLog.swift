@@ -19,9 +19,10 @@ final class ActionLog: BufferedLog {
     /// The data directory, or nil when the log is in memory.
     let directory: String?
     let sync: Sync
-    private let database: DatabaseQueue
-    private let codec = Codec(limits: .representable)
-    private let statements = LogStatements()
+    /// The connection, the codec of its records and the hot statements: ``ActionLog``'s own and its extensions'.
+    let database: DatabaseQueue
+    let codec = Codec(limits: .representable)
+    let statements = LogStatements()
     private let lock: DirectoryLock?
     /// The bus id, the chain, and the mark beside the log.
     let identity: LogIdentity
@@ -31,7 +32,7 @@ final class ActionLog: BufferedLog {
     private var commitsSinceCheckpoint = 0
     private var commitsSinceTruncation = 0
     /// The request ids the log may hold: a fresh id is answered without SQL.
-    private(set) var requestIDs = RequestIDIndex()
+    var requestIDs = RequestIDIndex()
     /// Where commits, checkpoints and snapshots are timed, when the coordinator serves metrics.
     var metrics: LogMetrics?
     /// With `--sync always` on disk: syncs the WAL after a commit, which the coordinator may defer past publishing.
@@ -271,51 +272,6 @@ final class ActionLog: BufferedLog {
     /// The WAL's periodic checkpoint failed where it is not the log's sync (``syncIfBatched()``).
     struct CheckpointFailure: Error, CustomStringConvertible {
         let description: String
-    }
-
-    // MARK: - Reading
-
-    /// What the log knows of a request id: what it asked for, and its answer once it completed.
-    func request(_ requestID: String) throws -> LoggedRequest? {
-        guard requestIDs.mayContain(requestID) else { return nil }
-        let row = try database.inDatabase { db in
-            try Row.fetchOne(db.cachedStatement(sql: "SELECT result, fingerprint, actionType FROM request WHERE requestID = ?"),
-                             arguments: [requestID])
-        }
-        guard let row else { return nil }
-        let answer = try (row["result"] as Data?).map { try codec.decode([Codec.signature, [UInt8]($0)]) }
-        return LoggedRequest(
-            answer: answer, fingerprint: (row["fingerprint"] as Int64?).map { UInt64(bitPattern: $0) }, actionType: row["actionType"])
-    }
-
-    /// Adds a committed write's request id to the index.
-    private func indexRequestID(of write: LogWrite) {
-        switch write {
-        case .action(_, _, _, _, let requestID, _, _, _), .answer(let requestID, _, _): requestIDs.insert(requestID)
-        default: break
-        }
-    }
-
-    /// Rebuilds the request id index from the `request` table: at start, and once it has doubled since (compaction
-    /// deletes ids from the table, never from the index).
-    func rebuildRequestIDs() throws {
-        let logged = try database.inDatabase { db in try String.fetchAll(db, sql: "SELECT requestID FROM request") }
-        requestIDs.rebuild(from: logged)
-    }
-
-    /// Completed entries with sequences in `range`, at most `maximum` of them, oldest first.
-    func entries(in range: ClosedRange<UInt64>, maximum: Int) throws -> [ReplayEntry] {
-        let rows = try database.inDatabase { db in
-            try Row.fetchAll(db.cachedStatement(sql: """
-                SELECT o.entry, a.payload FROM outcome o JOIN action a ON a.sequence = o.sequence
-                WHERE o.sequence BETWEEN ? AND ? ORDER BY o.sequence LIMIT ?
-                """), arguments: [range.lowerBound, range.upperBound, maximum])
-        }
-        return try rows.map { row in
-            var entry = try codec.decodeEntry([UInt8](row["entry"] as Data))
-            entry.payload = [UInt8](row["payload"] as Data)
-            return entry
-        }
     }
 
     // MARK: - Errors

@@ -1,0 +1,75 @@
+import Foundation
+import FluxBusProtocol
+import GRDB
+import GRDBSQLite
+
+/// What the coordinator reads back from its log while it runs: a request id's record, and completed entries for
+/// FETCH.
+extension ActionLog {
+    /// What the log knows of a request id: what it asked for, and its answer once it completed.
+    func request(_ requestID: String) throws -> LoggedRequest? {
+        guard requestIDs.mayContain(requestID) else { return nil }
+        let row = try database.inDatabase { db in
+            try Row.fetchOne(db.cachedStatement(sql: "SELECT result, fingerprint, actionType FROM request WHERE requestID = ?"),
+                             arguments: [requestID])
+        }
+        guard let row else { return nil }
+        let answer = try (row["result"] as Data?).map { try codec.decode([Codec.signature, [UInt8]($0)]) }
+        return LoggedRequest(
+            answer: answer, fingerprint: (row["fingerprint"] as Int64?).map { UInt64(bitPattern: $0) }, actionType: row["actionType"])
+    }
+
+    /// Adds a committed write's request id to the index.
+    func indexRequestID(of write: LogWrite) {
+        switch write {
+        case .action(_, _, _, _, let requestID, _, _, _), .answer(let requestID, _, _): requestIDs.insert(requestID)
+        default: break
+        }
+    }
+
+    /// Rebuilds the request id index from the `request` table: at start, and once it has doubled since (compaction
+    /// deletes ids from the table, never from the index).
+    func rebuildRequestIDs() throws {
+        let logged = try database.inDatabase { db in try String.fetchAll(db, sql: "SELECT requestID FROM request") }
+        requestIDs.rebuild(from: logged)
+    }
+
+    /// Completed entries with sequences in `range`, at most `maximum` of them, oldest first.
+    ///
+    /// Stepped through SQLite's C API, each entry decoded straight from the row's bytes: this serves every FETCH of
+    /// a replica catching up, and GRDB's rows boxed and copied each column of each entry on the way.
+    func entries(in range: ClosedRange<UInt64>, maximum: Int) throws -> [ReplayEntry] {
+        try database.inDatabase { db in
+            let statement = try statements.entries(in: db).sqliteStatement
+            sqlite3_reset(statement)
+            defer { sqlite3_reset(statement) }
+            sqlite3_bind_int64(statement, 1, Int64(bitPattern: range.lowerBound))
+            sqlite3_bind_int64(statement, 2, Int64(bitPattern: range.upperBound))
+            sqlite3_bind_int64(statement, 3, Int64(maximum))
+            var entries: [ReplayEntry] = []
+            entries.reserveCapacity(min(maximum, 4_096))
+            while true {
+                switch sqlite3_step(statement) {
+                case SQLITE_DONE:
+                    return entries
+                case SQLITE_ROW:
+                    var entry = try Self.column(0, of: statement) { try codec.decodeEntry($0) }
+                    entry.payload = Self.column(1, of: statement) { Array($0) }
+                    entries.append(entry)
+                case let code:
+                    throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+                }
+            }
+        }
+    }
+
+    /// A blob column of the current row, read in place.
+    private static func column<T>(
+        _ index: Int32, of statement: SQLiteStatement, _ read: (UnsafeBufferPointer<UInt8>) throws -> T
+    ) rethrows -> T {
+        // SQLite's order: the pointer first, then its size.
+        let bytes = sqlite3_column_blob(statement, index)
+        let count = Int(sqlite3_column_bytes(statement, index))
+        return try read(UnsafeBufferPointer(start: bytes?.assumingMemoryBound(to: UInt8.self), count: bytes == nil ? 0 : count))
+    }
+}
