@@ -165,8 +165,8 @@ extension ReplayEntry: WireItem {
         try visitor.string(&actionType, "actionType")
         try visitor.bytes(&payload, "payload")
         try visitor.optionalString(&error, "error")
-        try visitor.list(&plan, "plan")
-        try visitor.list(&outputs, "outputs")
+        try visitor.repeatingList(&plan, "plan")
+        try visitor.repeatingList(&outputs, "outputs")
     }
 }
 

@@ -5,14 +5,25 @@ import Foundation
 import Logging
 import ZeroMQ
 
-/// A coordinator, a worker hosting `counter` and a client in this one process, over `inproc://`: `count` lock-step
-/// `counter.add` dispatches once the worker is live (with `batched`, `count` actions in batches of 1,000, 64 bytes
-/// each, as `fluxbus bench batch` sends them). Run with 0 and with N, under callgrind, the difference over N is
-/// what one dispatch costs the three of them, in instructions (docs/BENCHMARKS.md, "Dispatch tracing"). The
+/// A coordinator, a worker hosting `counter` and a client in this one process, over `inproc://`, and once the worker
+/// is live, `count` of one of the ``Scenario``s. Run with 0 and with N, under callgrind, the difference over N is
+/// what one operation costs each of them, in instructions (docs/BENCHMARKS.md, "Dispatch tracing"). The
 /// coordinator's log is in memory, or with `durable` a SQLite log in a temporary directory, as shipped
 /// (`--sync always`: its fsyncs are system calls, which callgrind does not count).
 enum BusWorkload {
-    static func run(_ count: Int, durable: Bool, batched: Bool = false, status: Bool = false) async throws {
+    enum Scenario: String {
+        /// Lock-step `counter.add` dispatches.
+        case bus
+        /// Actions in batches of 1,000, 64 bytes each, as `fluxbus bench batch` sends them.
+        case batch
+        /// Lock-step STATUS requests.
+        case status
+        /// `count` actions in batches, then a second worker that catches up on all of them: its own loop thread's
+        /// count is what replaying them cost it (with `--separate-threads=yes`).
+        case catchUp = "catch-up"
+    }
+
+    static func run(_ count: Int, durable: Bool, scenario: Scenario) async throws {
         var quiet = Logger(label: "flux-instructions")
         quiet.logLevel = .critical
         let context = try ZMQContext()
@@ -39,26 +50,40 @@ enum BusWorkload {
         while try await client.status().workers.filter({ $0.state == .live }).isEmpty {
             try await Task.sleep(for: .milliseconds(20))
         }
-        if status {
+        switch scenario {
+        case .status:
             for _ in 0..<count { _ = try await client.status() }
-            return
-        }
-        if batched {
-            // As `fluxbus bench batch` sends them: 64-byte payloads, DISPATCH_BATCH of 1,000, one at a time here.
-            let payload = Array((#"{"by":1,"pad":""# + String(repeating: "x", count: 47) + #""}"#).utf8)
-            var sent = 0
-            while sent < count {
-                let size = min(1_000, count - sent)
-                let result = try await client.dispatchBatch(
-                    Array(repeating: BatchAction(actionType: "counter.add", payload: payload), count: size))
-                guard result.failures.isEmpty else { throw BusWorkloadFailure(description: "a batch failed: \(result.failures)") }
-                sent += size
+        case .bus:
+            for _ in 0..<count {
+                let result = try await client.dispatch("counter.add", json: #"{"by":1}"#)
+                guard result.succeeded else { throw BusWorkloadFailure(description: "a dispatch failed: \(result.stores)") }
             }
-            return
+        case .batch:
+            try await dispatchBatches(count, client: client)
+        case .catchUp:
+            try await dispatchBatches(count, client: client)
+            var replicaConfiguration = workerConfiguration
+            replicaConfiguration.id = "w2"
+            replicaConfiguration.reportsAppliedEvents = false
+            let replica = Worker(configuration: replicaConfiguration, context: context, logger: quiet)
+            Task { try await replica.run() }
+            while try await client.status().workers.filter({ $0.state == .live }).count < 2 {
+                try await Task.sleep(for: .milliseconds(20))
+            }
         }
-        for _ in 0..<count {
-            let result = try await client.dispatch("counter.add", json: #"{"by":1}"#)
-            guard result.succeeded else { throw BusWorkloadFailure(description: "a dispatch failed: \(result.stores)") }
+    }
+
+    /// `count` actions in DISPATCH_BATCHes of up to 1,000, each waited for.
+    static func dispatchBatches(_ count: Int, client: BusClient) async throws {
+        // As `fluxbus bench batch` sends them: 64-byte payloads, DISPATCH_BATCH of 1,000, one at a time here.
+        let payload = Array((#"{"by":1,"pad":""# + String(repeating: "x", count: 47) + #""}"#).utf8)
+        var sent = 0
+        while sent < count {
+            let size = min(1_000, count - sent)
+            let result = try await client.dispatchBatch(
+                Array(repeating: BatchAction(actionType: "counter.add", payload: payload), count: size))
+            guard result.failures.isEmpty else { throw BusWorkloadFailure(description: "a batch failed: \(result.failures)") }
+            sent += size
         }
     }
 

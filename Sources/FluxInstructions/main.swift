@@ -8,14 +8,18 @@ import Foundation
 // purpose: valgrind (3.19 and 3.24) crashes in libdispatch's signal thread, which an async main (dispatch_main)
 // turns the main thread into.
 let arguments = CommandLine.arguments.dropFirst()
-if ["bus", "batch", "status"].contains(arguments.first),  let count = arguments.dropFirst().first.flatMap({ Int($0) }), count >= 0 {
+if let scenario = arguments.first.flatMap(BusWorkload.Scenario.init(rawValue:)),
+    let count = arguments.dropFirst().first.flatMap({ Int($0) }), count >= 0
+{
     // The bus's threads run while the main thread waits here, not in dispatch_main, where valgrind crashes.
     let done = DispatchSemaphore(value: 0)
     let failure = Failure()
     Task.detached {
-        do { try await BusWorkload.run(
-            count, durable: arguments.dropFirst(2).first == "durable", batched: arguments.first == "batch",
-            status: arguments.first == "status") } catch { failure.text = "\(error)" }
+        do {
+            try await BusWorkload.run(count, durable: arguments.dropFirst(2).first == "durable", scenario: scenario)
+        } catch {
+            failure.text = "\(error)"
+        }
         done.signal()
     }
     done.wait()
@@ -28,7 +32,7 @@ if ["bus", "batch", "status"].contains(arguments.first),  let count = arguments.
 guard arguments.count >= 2, let workload = InProcessBenchmarks.workload(String(arguments.first!)),
     let count = Int(arguments.dropFirst().first!), count >= 0
 else {
-    print("usage: flux-instructions dispatcher|redux COUNT [floor] | bus|batch|status COUNT [durable]")
+    print("usage: flux-instructions dispatcher|redux COUNT [floor] | bus|batch|status|catch-up COUNT [durable]")
     exit(2)
 }
 let floor = arguments.dropFirst(2).first == "floor"

@@ -8,6 +8,9 @@ struct WireReader: WireVisitor {
     private let buffer: UnsafeBufferPointer<UInt8>
     private let limits: Limits
     private var offset = 0
+    /// The last plan and outputs read through ``repeatingList(_:_:)``, with the bytes they were read from.
+    private var lastPlan: (bytes: Range<Int>, items: [PlanStep])?
+    private var lastOutputs: (bytes: Range<Int>, items: [StoreOutput])?
 
     init(_ buffer: UnsafeBufferPointer<UInt8>, limits: Limits) {
         self.buffer = buffer
@@ -116,5 +119,39 @@ struct WireReader: WireVisitor {
             do { try item.visit(&self) } catch { throw error.nested(in: field, index: index) }
             items.append(item)
         }
+    }
+
+    mutating func repeatingList(_ steps: inout [PlanStep], _ field: StaticString) throws(DecodeError) {
+        var last = lastPlan
+        try repeating(&steps, field, last: &last)
+        lastPlan = last
+    }
+
+    mutating func repeatingList(_ outputs: inout [StoreOutput], _ field: StaticString) throws(DecodeError) {
+        var last = lastOutputs
+        try repeating(&outputs, field, last: &last)
+        lastOutputs = last
+    }
+
+    /// Shares the list read last when the next bytes repeat its bytes: decoding is a function of the bytes, so the
+    /// value and the bytes consumed would be the same. A REPLAY's thousand entries then share one plan and one list
+    /// of outputs, instead of allocating and freeing a thousand of each.
+    private mutating func repeating<T: WireItem>(
+        _ items: inout [T], _ field: StaticString, last: inout (bytes: Range<Int>, items: [T])?
+    ) throws(DecodeError) {
+        if let previous = last, repeats(previous.bytes) {
+            items = previous.items
+            offset += previous.bytes.count
+            return
+        }
+        let start = offset
+        try list(&items, field)
+        last = (start..<offset, items)
+    }
+
+    /// Whether the bytes from the current offset start with those of `earlier`.
+    private func repeats(_ earlier: Range<Int>) -> Bool {
+        guard earlier.count <= remaining else { return false }
+        return buffer[earlier].elementsEqual(buffer[offset..<offset + earlier.count])
     }
 }

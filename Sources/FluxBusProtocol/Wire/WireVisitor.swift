@@ -25,9 +25,22 @@ package protocol WireVisitor {
     mutating func enumeration<T: WireEnum>(_ value: inout T, _ field: StaticString) throws(Failure)
     /// A u16 item count, then the items.
     mutating func list<T: WireItem>(_ items: inout [T], _ field: StaticString) throws(Failure)
+    /// A plan, as a ``list(_:_:)``, where consecutive items of an enclosing list usually carry the same one (a
+    /// REPLAY's entries): a reader may hand back the plan it read last when the bytes are the same.
+    mutating func repeatingList(_ steps: inout [PlanStep], _ field: StaticString) throws(Failure)
+    /// Recorded outputs, as a ``list(_:_:)``, likewise.
+    mutating func repeatingList(_ outputs: inout [StoreOutput], _ field: StaticString) throws(Failure)
 }
 
 extension WireVisitor {
+    package mutating func repeatingList(_ steps: inout [PlanStep], _ field: StaticString) throws(Failure) {
+        try list(&steps, field)
+    }
+
+    package mutating func repeatingList(_ outputs: inout [StoreOutput], _ field: StaticString) throws(Failure) {
+        try list(&outputs, field)
+    }
+
     package mutating func optionalString(_ value: inout String?, _ field: StaticString) throws(Failure) {
         var present = value != nil
         try bool(&present, field)
