@@ -25,10 +25,11 @@ struct LocalDispatch {
     /// The plan's run: what is settled, and which store here may go next. A dependency that runs here appears twice:
     /// as itself, which runs here, and as ``released(_:)``, which settles by the coordinator's word.
     private var execution: DependencyExecution
-    /// The planned stores that run here: hosted, and not brought past this sequence by a snapshot.
-    private var local: Set<String>
+    /// The planned stores that run here: hosted, and not brought past this sequence by a snapshot. Arrays, not sets:
+    /// a plan names a few stores, and a replay builds one of these per action.
+    private var local: [String]
     /// Dependencies that have a released step here.
-    private var releasedHere: Set<String>
+    private var releasedHere: [String]
     /// Store → the output the coordinator released for it, for the stores waiting for it.
     private var outputs: [String: Value] = [:]
     /// Every result this worker produced for the dispatch, for re-acknowledging duplicates.
@@ -50,10 +51,12 @@ struct LocalDispatch {
         action = AnyAction(name: message.actionType, json: message.payload, error: message.error.map(ActionError.init))
         logged = BatchAction(actionType: message.actionType, payload: message.payload, error: message.error)
         // Built with loops rather than chains of map and filter: this runs for every action of a batch or a replay.
-        var local = Set<String>(minimumCapacity: message.plan.count)
-        for step in message.plan where hosted(step.store) { local.insert(step.store) }
-        var dependenciesHere = Set<String>()
-        for step in message.plan { for store in step.waitsFor where local.contains(store) { dependenciesHere.insert(store) } }
+        var local: [String] = []
+        for step in message.plan where hosted(step.store) && !local.contains(step.store) { local.append(step.store) }
+        var dependenciesHere: [String] = []
+        for step in message.plan {
+            for store in step.waitsFor where local.contains(store) && !dependenciesHere.contains(store) { dependenciesHere.append(store) }
+        }
         self.local = local
         releasedHere = dependenciesHere
         let steps: [DependencyExecution.Step]
@@ -130,7 +133,8 @@ struct LocalDispatch {
     /// A snapshot brought `store` past this dispatch: if it has not run, it no longer does, and the stores waiting
     /// for it wait for its recorded outcome, as they do anyway.
     mutating func stopRunning(_ store: String) {
-        guard local.remove(store) != nil else { return }
+        guard let position = local.firstIndex(of: store) else { return }
+        local.remove(at: position)
         execution.stopRunningHere(store)
     }
 
