@@ -293,13 +293,6 @@ final class CoordinatorEngine {
         pendingEffects.append(.storageFailed(failure))
     }
 
-    static func describe(_ routingID: [UInt8]) -> String {
-        if let text = String(validating: routingID, as: UTF8.self), text.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value < 0x7f }) {
-            return text
-        }
-        return routingID.map { String($0, radix: 16) }.joined()
-    }
-
     // MARK: - Shutdown
 
     /// Whether nothing is in flight or queued.
