@@ -107,7 +107,7 @@ struct StateCommand: AsyncParsableCommand {
 
     func run() async throws {
         let state = try await withClient(connection) { try await $0.state(of: store) }
-        printError("\(state.store) on \(state.worker) at #\(state.sequence), digest \(StateDigestText.hex(state.digest))")
+        printError("\(state.store) on \(state.worker) at #\(state.sequence), digest \(StateDigest.hex(state.digest))")
         print(String(decoding: state.state, as: UTF8.self))
     }
 }

@@ -350,8 +350,8 @@ final class SimChecker {
         guard violation == nil, extendModel(through: ack.sequence) else { return }
         for result in ack.results where result.digest != 0 {
             guard let expected = model.digest(of: result.store, through: ack.sequence), result.digest != expected else { continue }
-            return fail("\(worker) acknowledged #\(ack.sequence) with \(result.store)'s digest \(StateDigestText.hex(result.digest)); "
-                + "the total order's state through #\(ack.sequence) has \(StateDigestText.hex(expected))")
+            return fail("\(worker) acknowledged #\(ack.sequence) with \(result.store)'s digest \(StateDigest.hex(result.digest)); "
+                + "the total order's state through #\(ack.sequence) has \(StateDigest.hex(expected))")
         }
     }
 

@@ -218,7 +218,7 @@ extension CoordinatorEngine {
         membership.markDiverged(store, at: sequence)
         logger.error("replicas diverged", metadata: [
             "store": "\(store)", "seq": "\(sequence)",
-            "digests": "\(results.map { "\($0.worker)=\(StateDigestText.hex($0.result.digest))" }.joined(separator: ","))",
+            "digests": "\(results.map { "\($0.worker)=\(StateDigest.hex($0.result.digest))" }.joined(separator: ","))",
         ])
     }
 
@@ -272,13 +272,5 @@ extension CoordinatorEngine {
             state == .live || state == .catchingUp
         else { return nil }
         return id
-    }
-}
-
-/// Digests as 16 hex digits, the way `status` and the logs show them.
-package enum StateDigestText {
-    package static func hex(_ digest: UInt64) -> String {
-        let digits = String(digest, radix: 16)
-        return String(repeating: "0", count: 16 - digits.count) + digits
     }
 }

@@ -139,8 +139,8 @@ extension CoordinatorEngine {
         guard hello.chain != 0, hello.applied > 0, hello.applied >= log.oldestRetained, hello.applied <= lastLogged,
             let logged = try? log.chain(at: hello.applied), logged != hello.chain
         else { return nil }
-        return "worker `\(hello.workerID)` applied through #\(hello.applied) with chain \(LogContinuity.hex(hello.chain)), but "
-            + "this coordinator's log has chain \(LogContinuity.hex(logged)) at #\(hello.applied): its history differs" + place
+        return "worker `\(hello.workerID)` applied through #\(hello.applied) with chain \(StateDigest.hex(hello.chain)), but "
+            + "this coordinator's log has chain \(StateDigest.hex(logged)) at #\(hello.applied): its history differs" + place
     }
 
     /// A worker's history contradicts the log. A log in memory, or one started with `--new-bus`, refuses the worker
@@ -155,7 +155,7 @@ extension CoordinatorEngine {
         let failure = BusError(code: .storage, message: "the log \(log.path ?? "") is behind what a worker applied: \(conflict). "
             + LogContinuity.recovery)
         logger.critical("a worker applied what the log does not hold; stopping", metadata: [
-            "worker": "\(hello.workerID)", "workerApplied": "\(hello.applied)", "workerChain": "\(LogContinuity.hex(hello.chain))",
+            "worker": "\(hello.workerID)", "workerApplied": "\(hello.applied)", "workerChain": "\(StateDigest.hex(hello.chain))",
             "logEndsAt": "\(lastLogged)", "error": "\(failure.message)",
         ])
         stopOnStorageFailure(failure, because: "found its log behind what a worker applied")

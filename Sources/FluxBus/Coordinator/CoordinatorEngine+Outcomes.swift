@@ -93,7 +93,7 @@ extension CoordinatorEngine {
         membership.markDiverged(result.store, at: sequence)
         logger.error("replicas diverged", metadata: [
             "store": "\(result.store)", "seq": "\(sequence)",
-            "digests": "\(([(worker, result.digest)] + differing.map { ($0.worker, $0.digest) }).map { "\($0.0)=\(StateDigestText.hex($0.1))" }.joined(separator: ","))",
+            "digests": "\(([(worker, result.digest)] + differing.map { ($0.worker, $0.digest) }).map { "\($0.0)=\(StateDigest.hex($0.1))" }.joined(separator: ","))",
         ])
     }
 

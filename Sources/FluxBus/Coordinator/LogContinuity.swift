@@ -1,3 +1,5 @@
+import FluxBusProtocol
+
 /// What a data directory says its log must hold: the bus it belongs to, and the last sequence committed with the
 /// log's chain value there. Kept beside the log (``LogMark``), so that a log that lost its tail, or was emptied or
 /// replaced, is noticed at start instead of starting as a shorter bus.
@@ -32,7 +34,7 @@ enum LogContinuity {
         }
         if mark.sequence >= log.oldestRetained, mark.sequence > 0, let chain = log.chainAtMark, chain != mark.chain {
             return "the log's entries through #\(mark.sequence) are not the ones it had committed (chain "
-                + "\(LogContinuity.hex(chain)) where it recorded \(LogContinuity.hex(mark.chain)))"
+                + "\(StateDigest.hex(chain)) where it recorded \(StateDigest.hex(mark.chain)))"
         }
         return nil
     }
@@ -42,9 +44,4 @@ enum LogContinuity {
         + "log.sqlite (with its log.sqlite-wal, if the copy has one) from a backup, or recover the missing file; or, to go "
         + "on from what the log holds on purpose, start once with --new-bus: workers that applied more are then refused "
         + "(REJECT 9) and must be restarted empty. See docs/OPERATIONS.md, section 11 (Recovery)"
-
-    static func hex(_ value: UInt64) -> String {
-        let digits = String(value, radix: 16)
-        return String(repeating: "0", count: 16 - digits.count) + digits
-    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import FluxBusProtocol
 
 /// The file `log.mark` beside the log: the bus id, and the last sequence the log committed with its chain value.
 ///
@@ -55,7 +56,7 @@ final class LogMark: LogMarkStore {
     static func format(_ mark: LogHighWater) -> String {
         let sequence = String(mark.sequence)
         return "fluxbus-log-mark v1 bus=\(mark.busID) sequence=\(String(repeating: "0", count: 20 - sequence.count))\(sequence) "
-            + "chain=\(LogContinuity.hex(mark.chain))\n"
+            + "chain=\(StateDigest.hex(mark.chain))\n"
     }
 
     static func parse(_ text: String) -> LogHighWater? {

@@ -93,8 +93,8 @@ final class StateWatcher<S: Store> {
         let digest = replica.digest()
         guard digest == state.digest else {
             throw BusError(code: .diverged, message:
-                "the state of `\(name)` from \(state.worker) at #\(state.sequence) has digest \(hex(state.digest)), but decoded "
-                + "as \(S.self).State and encoded again it has \(hex(digest)): the type here is not the one the workers run")
+                "the state of `\(name)` from \(state.worker) at #\(state.sequence) has digest \(StateDigest.hex(state.digest)), but decoded "
+                + "as \(S.self).State and encoded again it has \(StateDigest.hex(digest)): the type here is not the one the workers run")
         }
     }
 
@@ -175,18 +175,13 @@ final class StateWatcher<S: Store> {
         let digest = replica.digest()
         for other in replicas where other.digest != digest {
             throw BusError(code: .diverged, message:
-                "watching `\(name)`: at #\(sequence) the state here has digest \(hex(digest)), but \(other.worker) reported "
-                + "\(hex(other.digest)); the \(S.self) here does not behave as the workers' does (another version?)")
+                "watching `\(name)`: at #\(sequence) the state here has digest \(StateDigest.hex(digest)), but \(other.worker) reported "
+                + "\(StateDigest.hex(other.digest)); the \(S.self) here does not behave as the workers' does (another version?)")
         }
     }
 
     private func element(_ kind: StateChange<S.State>.Kind, actionType: String?) -> StateChange<S.State> {
         let state = (replica.store.instance as! S).state
         return StateChange(kind: kind, sequence: replica.sequence, actionType: actionType, state: state)
-    }
-
-    private func hex(_ digest: UInt64) -> String {
-        let digits = String(digest, radix: 16)
-        return String(repeating: "0", count: 16 - digits.count) + digits
     }
 }

@@ -46,7 +46,7 @@ public enum ResultView {
             outcomes: result.outcomes.map {
                 JSON.Replica(
                     store: $0.store, worker: $0.worker, status: $0.status.description,
-                    message: $0.message.isEmpty ? nil : $0.message, digest: StateDigestText.hex($0.digest))
+                    message: $0.message.isEmpty ? nil : $0.message, digest: StateDigest.hex($0.digest))
             },
             elapsedMicros: result.elapsedMicros,
             trace: result.trace.isEmpty ? nil : result.trace.map(WaterfallView.Step.init))

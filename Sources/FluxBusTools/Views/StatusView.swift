@@ -112,7 +112,7 @@ public enum StatusView {
                       crashes: store.crashingAt == 0 ? nil : store.crashCount,
                       historyFrom: store.historyBefore == 0 ? nil : store.historyFrom,
                       historyBefore: store.historyBefore == 0 ? nil : store.historyBefore,
-                      replicas: store.replicas.map { .init(worker: $0.worker, lastSeq: $0.lastApplied, digest: $0.digest == 0 ? nil : StateDigestText.hex($0.digest)) })
+                      replicas: store.replicas.map { .init(worker: $0.worker, lastSeq: $0.lastApplied, digest: $0.digest == 0 ? nil : StateDigest.hex($0.digest)) })
             })
     }
 
@@ -160,7 +160,7 @@ public enum StatusView {
             lines.append(line)
             if let history = historyText(store) { lines.append("      " + history) }
             for replica in store.replicas {
-                let digest = replica.digest == 0 ? "digest not reported yet" : StateDigestText.hex(replica.digest)
+                let digest = replica.digest == 0 ? "digest not reported yet" : StateDigest.hex(replica.digest)
                 lines.append("      " + pad(replica.worker, 14) + pad("seq \(replica.lastApplied)", 12) + digest)
             }
         }

@@ -5,7 +5,7 @@ import FluxBusProtocol
 public enum WatchView {
     /// `watch --json`: one object per line, keys sorted, with the replica's state bytes as they came (they are JSON).
     public static func json(_ state: Message.State) throws -> String {
-        "{\"digest\":\"\(StateDigestText.hex(state.digest))\",\"seq\":\(state.sequence),"
+        "{\"digest\":\"\(StateDigest.hex(state.digest))\",\"seq\":\(state.sequence),"
             + "\"state\":\(String(decoding: state.state, as: UTF8.self)),"
             + "\"store\":\(try ResultView.encode(state.store)),\"worker\":\(try ResultView.encode(state.worker))}"
     }
