@@ -75,7 +75,7 @@ extension CoordinatorEngine {
         for index in flights.openIndices {
             // Outcomes decided before a restart stand: stores waiting for them may already have read them.
             for output in recoveredDecisions.removeValue(forKey: flights[index].sequence) ?? []
-            where flights[index].step(for: output.store) != nil {
+            where flights[index].position(of: output.store) != nil {
                 decide(output, at: index, recorded: true)
             }
         }
@@ -257,8 +257,8 @@ extension CoordinatorEngine {
         let flight = flights[index]
         send(.action(flight.action), to: routingID)
         guard let worker = workerByRoutingID[routingID].flatMap({ membership.workers[$0] }) else { return }
-        let released = flight.plan.compactMap { step -> StoreOutput? in
-            guard flight.isReleased(step.store), let output = flight.settled(step.store) else { return nil }
+        let released = zip(flight.plan, flight.steps).compactMap { step, progress -> StoreOutput? in
+            guard progress.released, let output = progress.settled else { return nil }
             return flight.dependents(of: step.store).contains(where: worker.hosts) ? output : nil
         }
         if !released.isEmpty {

@@ -28,7 +28,7 @@ extension CoordinatorEngine {
     /// of 176…675) where a restart, its replicas gone or changed meanwhile, would decide otherwise.
     func decide(_ output: StoreOutput, at index: Int, recorded: Bool = false) {
         guard let position = flights[index].position(of: output.store) else { return }
-        flights[index].settle(output, at: position)
+        flights[index].decide(output, at: position)
         guard flights[index].hasDependents(output.store) else { return }
         if recorded { return release(output.store, at: index) }
         log.recordDecision(output, sequence: flights[index].sequence)

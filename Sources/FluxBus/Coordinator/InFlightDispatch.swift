@@ -84,13 +84,8 @@ final class InFlightDispatch {
     /// The position of `store` in the plan (and in ``steps``); nil when the plan does not name it.
     func position(of store: String) -> Int? { plan.firstIndex { $0.store == store } }
 
-    func step(for store: String) -> PlanStep? { position(of: store).map { plan[$0] } }
-
-    /// The settled outcome of `store`, if it has one.
-    func settled(_ store: String) -> StoreOutput? { position(of: store).flatMap { steps[$0].settled } }
-
-    /// Fixes a store's outcome.
-    func settle(_ output: StoreOutput, at position: Int) { steps[position].settled = output }
+    /// Fixes the outcome of the store at `position`.
+    func decide(_ output: StoreOutput, at position: Int) { steps[position].settled = output }
 
     /// Notes that a store's outcome went out in RELEASEs.
     func markReleased(at position: Int) { steps[position].released = true }
