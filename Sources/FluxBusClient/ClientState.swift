@@ -19,6 +19,8 @@ struct ClientState {
         let continuation: CheckedContinuation<Message, any Error>
         let deadline: ContinuousClock.Instant
         let timeout: Duration
+        /// ``undecodedAnswers`` when the request was sent: a timeout names the answers that failed to decode since.
+        let undecodedBefore: Int
     }
 
     let dealer: ZMQSocket
@@ -34,6 +36,11 @@ struct ClientState {
     /// When the loop's timeout sweep fires next; nil when none is scheduled. Each waiter's deadline is at or after it.
     var sweepAt: ContinuousClock.Instant?
     var sweepTimer: IOLoopTimer?
+    /// Answers that arrived and could not be decoded (a coordinator of another protocol version, or damaged bytes),
+    /// and why the last one failed. Their request id is inside what failed, so no waiter can be failed at once; a
+    /// waiter that then times out says so, rather than claiming nothing came.
+    private(set) var undecodedAnswers = 0
+    private var lastDecodeError: DecodeError?
     private let codec = Codec()
 
     init(dealer: ZMQSocket, endpoint: String) {
@@ -62,7 +69,8 @@ struct ClientState {
             deliveries.resume(continuation, with: .failure(failure))
             return false
         }
-        waiters[id] = Waiter(continuation: continuation, deadline: .now.advanced(by: timeout), timeout: timeout)
+        waiters[id] = Waiter(continuation: continuation, deadline: .now.advanced(by: timeout), timeout: timeout,
+                             undecodedBefore: undecodedAnswers)
         return true
     }
 
@@ -82,7 +90,13 @@ struct ClientState {
         do {
             while let frames = try dealer.tryReceive() {
                 // Answers to requests sent together may come together, as a BUNDLE.
-                for message in (try? codec.decodeAll(frames)) ?? [] { answer(message, into: &deliveries) }
+                let messages: [Message]
+                do { messages = try codec.decodeAll(frames) } catch {
+                    undecodedAnswers += 1
+                    lastDecodeError = error as? DecodeError
+                    continue
+                }
+                for message in messages { answer(message, into: &deliveries) }
             }
         } catch {
             // The socket is closed or its context shut down: nothing more will come.
@@ -103,12 +117,20 @@ struct ClientState {
     /// Fails each waiter whose deadline has passed.
     mutating func expire(asOf now: ContinuousClock.Instant, into deliveries: inout Deliveries) {
         for (id, waiter) in waiters where waiter.deadline <= now {
-            settle(id, with: .failure(BusError(
-                code: .unreachable,
-                message: "no answer from the coordinator at \(endpoint) within \(waiter.timeout); is it running "
-                    + "(`fluxbus coordinator`), and is this the right endpoint (--coordinator or FLUXBUS_COORDINATOR)?")),
-                into: &deliveries)
+            settle(id, with: .failure(BusError(code: .unreachable, message: timeoutMessage(for: waiter))), into: &deliveries)
         }
+    }
+
+    private func timeoutMessage(for waiter: Waiter) -> String {
+        let undecoded = undecodedAnswers - waiter.undecodedBefore
+        guard undecoded > 0 else {
+            return "no answer from the coordinator at \(endpoint) within \(waiter.timeout); is it running "
+                + "(`fluxbus coordinator`), and is this the right endpoint (--coordinator or FLUXBUS_COORDINATOR)?"
+        }
+        let why = lastDecodeError.map { "\($0)" } ?? "unknown error"
+        return "no answer from the coordinator at \(endpoint) within \(waiter.timeout) that this client could decode: "
+            + "\(undecoded) answer\(undecoded == 1 ? "" : "s") meanwhile failed to decode (last: \(why)); the outcome "
+            + "is unknown. Does the coordinator speak this client's protocol, FLXB version \(Codec.version)?"
     }
 
     /// The earliest deadline of a waiter.

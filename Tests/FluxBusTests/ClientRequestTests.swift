@@ -136,6 +136,34 @@ struct ClientRequestTests {
         }
     }
 
+    /// An answer the client cannot decode (here one of a later protocol version) cannot be matched to its request,
+    /// so the request times out; the timeout says that answers came and why they failed, rather than that none came.
+    @Test(arguments: directWaitLimits)
+    func aTimeoutNamesTheAnswersThatCouldNotBeDecoded(limit: Duration) async throws {
+        try await Self.withClient(limit: limit) { coordinator, client async throws in
+            let answered = PeerScript {
+                guard let (from, message) = try coordinator.receive(timeout: .seconds(20)),
+                      case .statusRequest(let request) = message else { return false }
+                var frames = Codec().encode(Self.status(request.requestID))
+                frames[0][frames[0].count - 1] = Codec.version + 1
+                try coordinator.send(frames: frames, to: from)
+                return true
+            }
+            let failed = await Self.failure(of: client, timeout: .milliseconds(800))
+            #expect(try await answered.value())
+            #expect(failed?.code == .unreachable)
+            #expect(failed?.message.contains("1 answer meanwhile failed to decode") == true)
+            #expect(failed?.message.contains("\(DecodeError(code: .unsupportedVersion, value: Int(Codec.version) + 1))") == true)
+            // A later request that is answered properly is unaffected, and one that is not answered at all says so.
+            let next = Self.serve(coordinator, count: 2) { $0 == 1 }
+            #expect(try await client.status(timeout: .seconds(5)).publishEndpoint.hasPrefix("for "))
+            let silent = await Self.failure(of: client, timeout: .milliseconds(200))
+            #expect(silent?.message.contains("no answer from the coordinator") == true)
+            #expect(silent?.message.contains("decode") == false)
+            #expect(try await next.value().count == 1)
+        }
+    }
+
     /// A handshake that fails (here the client expects another server key) fails the request waiting for it, however
     /// it waits, and every later one.
     @Test(arguments: directWaitLimits)

@@ -50,6 +50,11 @@ final class RawCoordinator: @unchecked Sendable {
         _ = try router.send([routingIDs[routingID] ?? routingID] + codec.encode(message))
     }
 
+    /// Sends frames as they are, decodable or not, to a routing id.
+    func send(frames: [[UInt8]], to routingID: [UInt8]) throws {
+        _ = try router.send([routingIDs[routingID] ?? routingID] + frames)
+    }
+
     func publish(_ message: Message) throws {
         _ = try publisher.send(codec.encode(message))
     }
