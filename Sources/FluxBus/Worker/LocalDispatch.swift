@@ -23,7 +23,7 @@ struct LocalDispatch {
     /// The action's fields as the log holds them, for the worker's log chain.
     let logged: BatchAction
     /// The plan's run: what is settled, and which store here may go next. A dependency that runs here appears twice:
-    /// as itself, which runs here, and as ``released(_:)``, which settles by the coordinator's word.
+    /// as itself, which runs here, and as ``PreparedPlan/released(_:)``, which settles by the coordinator's word.
     private var execution: DependencyExecution
     /// The planned stores that run here: hosted, and not brought past this sequence by a snapshot. Arrays, not sets:
     /// a plan names a few stores, and a replay builds one of these per action.
@@ -44,42 +44,26 @@ struct LocalDispatch {
     /// What is measured of it when its ACTION is traced; nil (and nothing measured) otherwise.
     var timing: DispatchTiming?
 
-    init(action message: Message.Action, at now: MonotonicTime, hosted: (String) -> Bool) {
+    /// The dispatch of `action`, its plan as `prepared` derived it.
+    init(
+        sequence: UInt64, actionType: String, payload: [UInt8], error: String?, traceparent: String,
+        prepared: PreparedPlan, at now: MonotonicTime
+    ) {
         begunAt = now
-        if !message.traceparent.isEmpty { timing = DispatchTiming(receivedAt: now) }
-        sequence = message.sequence
-        action = AnyAction(name: message.actionType, json: message.payload, error: message.error.map(ActionError.init))
-        logged = BatchAction(actionType: message.actionType, payload: message.payload, error: message.error)
-        // Built with loops rather than chains of map and filter: this runs for every action of a batch or a replay.
-        var local: [String] = []
-        for step in message.plan where hosted(step.store) && !local.contains(step.store) { local.append(step.store) }
-        var dependenciesHere: [String] = []
-        for step in message.plan {
-            for store in step.waitsFor where local.contains(store) && !dependenciesHere.contains(store) { dependenciesHere.append(store) }
-        }
-        self.local = local
-        releasedHere = dependenciesHere
-        let steps: [DependencyExecution.Step]
-        if dependenciesHere.isEmpty {
-            // The common plan: nothing here waits for a store that also runs here, so no step is renamed.
-            steps = message.plan.map { DependencyExecution.Step(store: $0.store, waitsFor: $0.waitsFor) }
-        } else {
-            let releasedSteps = message.plan.filter { dependenciesHere.contains($0.store) }.map {
-                DependencyExecution.Step(store: Self.released($0.store))
-            }
-            steps = releasedSteps + message.plan.map { step in
-                DependencyExecution.Step(
-                    store: step.store, waitsFor: step.waitsFor.map { dependenciesHere.contains($0) ? Self.released($0) : $0 })
-            }
-        }
-        execution = DependencyExecution(steps, runsHere: local.contains)
+        if !traceparent.isEmpty { timing = DispatchTiming(receivedAt: now) }
+        self.sequence = sequence
+        action = AnyAction(name: actionType, json: payload, error: error.map(ActionError.init))
+        logged = BatchAction(actionType: actionType, payload: payload, error: error)
+        local = prepared.local
+        releasedHere = prepared.releasedHere
+        execution = prepared.execution
     }
 
-    /// The name of a dependency's released outcome; no store name contains ':' (BusName).
-    private static func released(_ store: String) -> String { "released:" + store }
-
-    private static func original(_ name: String) -> String {
-        name.hasPrefix("released:") ? String(name.dropFirst("released:".count)) : name
+    /// The dispatch of an ACTION, its plan derived here.
+    init(action message: Message.Action, at now: MonotonicTime, hosted: (String) -> Bool) {
+        self.init(
+            sequence: message.sequence, actionType: message.actionType, payload: message.payload, error: message.error,
+            traceparent: message.traceparent, prepared: PreparedPlan(message.plan, hosted: hosted), at: now)
     }
 
     /// Records what the coordinator released (or what the history recorded). The first record of a store counts; a
@@ -88,7 +72,7 @@ struct LocalDispatch {
         for output in released {
             var recorded = false
             if releasedHere.contains(output.store) {
-                recorded = execution.record(Self.released(output.store), output.settlement)
+                recorded = execution.record(PreparedPlan.released(output.store), output.settlement)
             }
             if !local.contains(output.store) {
                 recorded = execution.record(output.store, output.settlement) || recorded
@@ -109,9 +93,9 @@ struct LocalDispatch {
     mutating func nextRunnable() -> Runnable? {
         guard let ready = execution.nextRunnable() else { return nil }
         let blocked = ready.blockedBy.map {
-            DependencyExecution.Blocker(dependency: Self.original($0.dependency), settlement: $0.settlement).reason
+            DependencyExecution.Blocker(dependency: PreparedPlan.original($0.dependency), settlement: $0.settlement).reason
         }
-        return Runnable(store: ready.store, waitsFor: ready.step.waitsFor.map(Self.original), blockedBy: blocked)
+        return Runnable(store: ready.store, waitsFor: ready.step.waitsFor.map(PreparedPlan.original), blockedBy: blocked)
     }
 
     /// The outputs of the stores `step` waits for, for its handler.

@@ -58,7 +58,10 @@ extension WorkerEngine {
     }
 
     func begin(_ action: Message.Action) {
-        var dispatch = LocalDispatch(action: action, at: now, hosted: { self.runsHere($0, action.sequence) })
+        var dispatch = LocalDispatch(
+            sequence: action.sequence, actionType: action.actionType, payload: action.payload, error: action.error,
+            traceparent: action.traceparent,
+            prepared: plans.prepared(action.plan, hosted: { self.runsHere($0, action.sequence) }), at: now)
         if let released = earlyArrivals.takeReleases(action.sequence) { dispatch.learn(released) }
         current = dispatch
         advance()
@@ -206,10 +209,10 @@ extension WorkerEngine {
             }
             guard current == nil, entry.sequence == lastApplied + 1 else { continue }
             noteHistory(in: entry)
-            let action = Message.Action(
-                epoch: entry.epoch, sequence: entry.sequence, actionType: entry.actionType, payload: entry.payload,
-                error: entry.error, plan: entry.plan)
-            var dispatch = LocalDispatch(action: action, at: now, hosted: { self.runsHere($0, entry.sequence) })
+            var dispatch = LocalDispatch(
+                sequence: entry.sequence, actionType: entry.actionType, payload: entry.payload, error: entry.error,
+                traceparent: "", prepared: plans.prepared(entry.plan, hosted: { self.runsHere($0, entry.sequence) }),
+                at: now)
             dispatch.isReplay = true
             // Recorded outcomes of the stores that do not run here: remote ones, and hosted ones a snapshot already
             // brought past this sequence. A store missing from the record counts as lost.

@@ -70,6 +70,8 @@ final class WorkerEngine {
     var poisoned = PoisonedSkips()
     /// The dispatch in hand: begun, with hosted stores still to run or settle.
     var current: LocalDispatch?
+    /// The last plan prepared for a dispatch, reused by the next one with the same plan.
+    var plans = PlanCache()
     /// What this process has said of its stores' histories (``WorkerEngine/noteHistory(in:)``).
     var histories = HistoryNotes()
     /// Whether the worker keeps a checkpoint (the shell sets it), and whether anything changed since it was written.

@@ -1,0 +1,82 @@
+import Flux
+import FluxBusProtocol
+
+/// What a worker derives from an ACTION's plan before running it: the stores that run here, the dependencies that
+/// also run here (so have a released step, see ``LocalDispatch``), and the plan's execution with nothing settled.
+///
+/// The derivation depends only on the plan and on which of its stores run here, so a batch or a replay, which
+/// repeats one plan thousands of times, derives it once (``PlanCache``) and copies it: a few arrays retained instead
+/// of built per action.
+struct PreparedPlan {
+    let plan: [PlanStep]
+    /// Bit `i` is set when the store at plan position `i` runs here: with the plan, the whole input.
+    let hostedMask: UInt64
+    /// The planned stores that run here, each once, in plan order.
+    let local: [String]
+    /// The dependencies of stores here that also run here.
+    let releasedHere: [String]
+    let execution: DependencyExecution
+
+    /// The plan prepared for a worker hosting the stores `hosted` says run here. A mask is kept only for plans of at
+    /// most 64 steps: those are the ones ``PlanCache`` reuses.
+    init(_ plan: [PlanStep], hosted: (String) -> Bool) {
+        var local: [String] = []
+        var mask: UInt64 = 0
+        // Loops rather than chains of map and filter: a plan that is not reused is derived per action.
+        for (position, step) in plan.enumerated() where hosted(step.store) {
+            if position < 64 { mask |= 1 << UInt64(position) }
+            if !local.contains(step.store) { local.append(step.store) }
+        }
+        var dependenciesHere: [String] = []
+        for step in plan {
+            for store in step.waitsFor where local.contains(store) && !dependenciesHere.contains(store) {
+                dependenciesHere.append(store)
+            }
+        }
+        let steps: [DependencyExecution.Step]
+        if dependenciesHere.isEmpty {
+            // The common plan: nothing here waits for a store that also runs here, so no step is renamed.
+            steps = plan.map { DependencyExecution.Step(store: $0.store, waitsFor: $0.waitsFor) }
+        } else {
+            let releasedSteps = plan.filter { dependenciesHere.contains($0.store) }.map {
+                DependencyExecution.Step(store: Self.released($0.store))
+            }
+            steps = releasedSteps + plan.map { step in
+                DependencyExecution.Step(
+                    store: step.store, waitsFor: step.waitsFor.map { dependenciesHere.contains($0) ? Self.released($0) : $0 })
+            }
+        }
+        self.plan = plan
+        hostedMask = mask
+        self.local = local
+        releasedHere = dependenciesHere
+        execution = DependencyExecution(steps, runsHere: local.contains)
+    }
+
+    /// The name of a dependency's released outcome; no store name contains ':' (BusName).
+    static func released(_ store: String) -> String { "released:" + store }
+
+    static func original(_ name: String) -> String {
+        name.hasPrefix("released:") ? String(name.dropFirst("released:".count)) : name
+    }
+}
+
+/// The last plan a worker prepared, reused while the next ACTION has the same plan and the same of its stores run here.
+/// Which stores run here is asked afresh for every action (a snapshot or a poison mark changes it per sequence); only
+/// the derivation from that answer is saved.
+struct PlanCache {
+    private var last: PreparedPlan?
+
+    mutating func prepared(_ plan: [PlanStep], hosted: (String) -> Bool) -> PreparedPlan {
+        guard plan.count <= 64 else { return PreparedPlan(plan, hosted: hosted) }
+        var mask: UInt64 = 0
+        for (position, step) in plan.enumerated() where hosted(step.store) { mask |= 1 << UInt64(position) }
+        // A replay's entries share one plan array when their bytes repeat, so the comparison is usually by identity.
+        if let last, last.hostedMask == mask, last.plan == plan { return last }
+        let fresh = PreparedPlan(plan, hosted: { store in
+            plan.indices.contains { plan[$0].store == store && mask & (1 << UInt64($0)) != 0 }
+        })
+        last = fresh
+        return fresh
+    }
+}
