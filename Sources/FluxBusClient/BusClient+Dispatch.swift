@@ -9,7 +9,7 @@ extension BusClient {
     ///   - json: the payload, as JSON text.
     ///   - error: an error the action carries (Flux's `action.error`), or nil.
     ///   - requestID: makes the request idempotent: a retry with the same id returns the original result instead
-    ///     of dispatching again. By default, a fresh UUID.
+    ///     of dispatching again. By default, a new one from ``RequestIDs/next()``.
     ///   - timeout: how long to wait for the result; by default the client's ``BusClient/timeout``.
     /// - Throws: ``BusError``: `usage` when the request is over the protocol's limits (a request id over 4,096
     ///   bytes, a payload over 8 MiB), checked before sending, or when `requestID` is already waiting on this client;
@@ -17,7 +17,7 @@ extension BusClient {
     ///   `unreachable` when no answer comes in time, or the coordinator stopped with the outcome unknown.
     @discardableResult
     public func dispatch(
-        _ actionType: String, json: String = "{}", error: String? = nil, requestID: String = UUID().uuidString,
+        _ actionType: String, json: String = "{}", error: String? = nil, requestID: String = RequestIDs.next(),
         timeout: Duration? = nil
     ) async throws -> DispatchResult {
         try await dispatch(actionType, payload: Array(json.utf8), error: error, requestID: requestID, timeout: timeout)
@@ -26,7 +26,7 @@ extension BusClient {
     /// Dispatches an action with a raw payload.
     @discardableResult
     public func dispatch(
-        _ actionType: String, payload: [UInt8], error: String? = nil, requestID: String = UUID().uuidString,
+        _ actionType: String, payload: [UInt8], error: String? = nil, requestID: String = RequestIDs.next(),
         timeout: Duration? = nil
     ) async throws -> DispatchResult {
         try await send(.init(requestID: requestID, actionType: actionType, payload: payload, error: error), timeout: timeout)
@@ -44,7 +44,7 @@ extension BusClient {
     /// ```
     @discardableResult
     public func dispatch(
-        _ actionType: String, payload: [UInt8], error: String? = nil, requestID: String = UUID().uuidString,
+        _ actionType: String, payload: [UInt8], error: String? = nil, requestID: String = RequestIDs.next(),
         timeout: Duration? = nil, trace: TraceContext
     ) async throws -> DispatchResult {
         try await send(
@@ -68,7 +68,7 @@ extension BusClient {
     /// - Returns: the batch's sequences, every outcome that was not ok, and each replica's digest at the end.
     @discardableResult
     public func dispatchBatch(
-        _ actions: [BatchAction], requestID: String = UUID().uuidString, timeout: Duration? = nil
+        _ actions: [BatchAction], requestID: String = RequestIDs.next(), timeout: Duration? = nil
     ) async throws -> Message.BatchResult {
         let message = Message.dispatchBatch(.init(requestID: requestID, actions: actions))
         guard case .batchResult(let result) = try await request(message, id: requestID, timeout: timeout) else {
@@ -80,7 +80,7 @@ extension BusClient {
     /// Dispatches a typed action, its payload encoded as JSON.
     @discardableResult
     public func dispatch<Payload>(
-        _ action: Action<Payload>, requestID: String = UUID().uuidString, timeout: Duration? = nil
+        _ action: Action<Payload>, requestID: String = RequestIDs.next(), timeout: Duration? = nil
     ) async throws -> DispatchResult {
         try await dispatch(
             action.name, payload: try AnyAction(action).encodedPayload(), error: action.error?.message,

@@ -5,7 +5,7 @@ import FluxBusProtocol
 extension BusClient {
     /// The bus's workers, stores, queue and sequence.
     public func status(timeout: Duration? = nil) async throws -> Message.Status {
-        let id = UUID().uuidString
+        let id = RequestIDs.next()
         guard case .status(let status) = try await request(.statusRequest(.init(requestID: id)), id: id, timeout: timeout) else {
             throw BusError(code: .protocolViolation, message: "the coordinator answered STATUS_REQUEST with something else")
         }
@@ -14,7 +14,7 @@ extension BusClient {
 
     /// The declared waitFor graph.
     public func graph(timeout: Duration? = nil) async throws -> Message.Graph {
-        let id = UUID().uuidString
+        let id = RequestIDs.next()
         guard case .graph(let graph) = try await request(.graphRequest(.init(requestID: id)), id: id, timeout: timeout) else {
             throw BusError(code: .protocolViolation, message: "the coordinator answered GRAPH_REQUEST with something else")
         }
@@ -26,7 +26,7 @@ extension BusClient {
     /// A state larger than one message arrives in chunks, PULLed one at a time (docs/PROTOCOL.md, "Transfers"); the
     /// returned STATE's `first` holds all of it, checked against its size and checksum. `timeout` bounds each message.
     public func state(of store: String, timeout: Duration? = nil) async throws -> Message.State {
-        let id = UUID().uuidString
+        let id = RequestIDs.next()
         guard case .state(var state) = try await request(.stateRequest(.init(requestID: id, store: store)), id: id, timeout: timeout) else {
             throw BusError(code: .protocolViolation, message: "the coordinator answered STATE_REQUEST with something else")
         }
