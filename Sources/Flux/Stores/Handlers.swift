@@ -12,6 +12,7 @@
 /// ```
 public struct Handlers<S: Store>: Sendable {
     /// A handler as it was given: one that returns at once, or one that may suspend.
+    @usableFromInline
     enum Handler: Sendable {
         case sync(@Sendable (S, AnyAction, DispatchContext) throws -> Void)
         case async(Awaiting<AnyAction>)
@@ -21,13 +22,16 @@ public struct Handlers<S: Store>: Sendable {
     /// never leaves the domain that owns it.
     public typealias Awaiting<A> = nonisolated(nonsending) @Sendable (S, A, DispatchContext) async throws -> Void
 
-    private var table: [String: Handler] = [:]
+    @usableFromInline var table: [String: Handler] = [:]
     private var fallback: Handler?
 
     /// An empty map.
     public init() {}
 
     /// Adds the handler for one action type; a later handler for the same name replaces an earlier one.
+    // Inlinable, so that the store's module specializes the wrapper for its payload type: a generic one looked up the
+    // metadata of `Action<Payload>` at run time, twice per action.
+    @inlinable
     public func on<Payload>(
         _ type: ActionType<Payload>,
         _ handler: @escaping @Sendable (S, Action<Payload>, DispatchContext) throws -> Void
@@ -49,6 +53,7 @@ public struct Handlers<S: Store>: Sendable {
     ///     store.state.prices = try await PriceService.fetch(action.payload.skus)
     /// }
     /// ```
+    @inlinable
     public func on<Payload>(
         _ type: ActionType<Payload>,
         _ handler: @escaping Awaiting<Action<Payload>>
@@ -60,7 +65,8 @@ public struct Handlers<S: Store>: Sendable {
         return copy
     }
 
-    private static func typed<Payload>(_ action: AnyAction, as type: ActionType<Payload>) throws -> Action<Payload> {
+    @inlinable
+    static func typed<Payload>(_ action: AnyAction, as type: ActionType<Payload>) throws -> Action<Payload> {
         Action(ActionType(action.name), try action.payload(as: Payload.self), error: action.error)
     }
 
