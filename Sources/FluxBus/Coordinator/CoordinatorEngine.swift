@@ -18,7 +18,7 @@ final class CoordinatorEngine {
     let codec: Codec
 
     var membership: Membership
-    var workerByRoutingID: [[UInt8]: String] = [:]
+    var workerByRoutingID = RoutingTable()
     /// Who holds each worker id, and the other processes claiming one.
     var idClaims = WorkerIDClaims()
     /// The peer address of the message being handled, where the transport gives one.
