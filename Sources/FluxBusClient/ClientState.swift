@@ -93,7 +93,7 @@ struct ClientState {
                 let messages: [Message]
                 do { messages = try codec.decodeAll(frames) } catch {
                     undecodedAnswers += 1
-                    lastDecodeError = error as? DecodeError
+                    lastDecodeError = error
                     continue
                 }
                 for message in messages { answer(message, into: &deliveries) }

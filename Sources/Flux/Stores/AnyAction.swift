@@ -98,8 +98,16 @@ package enum JSONCoding {
     }
 
     package static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
-        if let readable = T.self as? any JSONReadable.Type { return try readable.init(json: bytes) as! T }
+        if let readable = T.self as? any JSONReadable.Type { return try read(readable, from: bytes, as: T.self) }
         return try decoder.decode(T.self, from: Data(bytes))
+    }
+
+    /// `R(json:)` as the `T` it is. Opened on the concrete type, the value is never boxed in an existential: boxing
+    /// it, then casting it back, took an allocation and a dynamic cast per payload.
+    private static func read<R: JSONReadable, T>(_ readable: R.Type, from bytes: [UInt8], as type: T.Type) throws -> T {
+        let value = try R(json: bytes)
+        // R is T (the caller found it by casting T.self), so this cast only confirms that.
+        return value as! T
     }
 
     /// `JSONDecoder` alone, for a ``JSONReadable`` whose own reader declines an input and leaves it the verdict.
