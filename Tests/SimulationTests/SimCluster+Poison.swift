@@ -1,3 +1,4 @@
+import Flux
 @testable import FluxBus
 import FluxBusProtocol
 
