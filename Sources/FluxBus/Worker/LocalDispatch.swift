@@ -44,7 +44,7 @@ struct LocalDispatch {
     /// What is measured of it when its ACTION is traced; nil (and nothing measured) otherwise.
     var timing: DispatchTiming?
 
-    /// The dispatch of `action`, its plan as `prepared` derived it.
+    /// The dispatch of one action, given by its fields, its plan as `prepared` derived it.
     init(
         sequence: UInt64, actionType: String, payload: [UInt8], error: String?, traceparent: String,
         prepared: PreparedPlan, at now: MonotonicTime
