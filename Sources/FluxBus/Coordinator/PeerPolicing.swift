@@ -33,8 +33,7 @@ struct PeerPolicing {
 
     /// Whether everything `peer` sends is dropped unread for now; such a message counts as malformed.
     mutating func isQuarantined(_ peer: [UInt8], at now: MonotonicTime) -> Bool {
-        // Asked of every message received: with nobody in quarantine, the peer's bytes are not even hashed.
-        guard !quarantinedUntil.isEmpty, let until = quarantinedUntil[peer] else { return false }
+        guard let until = quarantinedUntil[peer] else { return false }
         if now < until {
             malformed += 1
             return true

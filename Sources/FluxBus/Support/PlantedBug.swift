@@ -8,6 +8,9 @@ enum PlantedBug: String, CaseIterable, Sendable {
     case workerReappliesDuplicates
     /// A worker acknowledges every step of an ACTION as ok when it arrives, before running the handlers.
     case workerAcknowledgesBeforeApplying
+    /// A worker reuses the plan it prepared last for an equal plan even when other stores run here now (a snapshot
+    /// brought one past the sequence, or a poison mark stops one).
+    case workerReusesAStalePlan
     /// The coordinator publishes actions before their log records are committed.
     case coordinatorPublishesBeforeLogging
     /// The coordinator never runs the log's sync that it defers past publishing: it answers for actions that only

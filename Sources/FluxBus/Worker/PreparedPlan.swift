@@ -9,24 +9,17 @@ import FluxBusProtocol
 /// of built per action.
 struct PreparedPlan {
     let plan: [PlanStep]
-    /// Bit `i` is set when the store at plan position `i` runs here: with the plan, the whole input.
-    let hostedMask: UInt64
     /// The planned stores that run here, each once, in plan order.
     let local: [String]
     /// The dependencies of stores here that also run here.
     let releasedHere: [String]
     let execution: DependencyExecution
 
-    /// The plan prepared for a worker hosting the stores `hosted` says run here. A mask is kept only for plans of at
-    /// most 64 steps: those are the ones ``PlanCache`` reuses.
+    /// The plan prepared for a worker where `hosted` says which stores run.
     init(_ plan: [PlanStep], hosted: (String) -> Bool) {
         var local: [String] = []
-        var mask: UInt64 = 0
         // Loops rather than chains of map and filter: a plan that is not reused is derived per action.
-        for (position, step) in plan.enumerated() where hosted(step.store) {
-            if position < 64 { mask |= 1 << UInt64(position) }
-            if !local.contains(step.store) { local.append(step.store) }
-        }
+        for step in plan where hosted(step.store) && !local.contains(step.store) { local.append(step.store) }
         var dependenciesHere: [String] = []
         for step in plan {
             for store in step.waitsFor where local.contains(store) && !dependenciesHere.contains(store) {
@@ -47,7 +40,6 @@ struct PreparedPlan {
             }
         }
         self.plan = plan
-        hostedMask = mask
         self.local = local
         releasedHere = dependenciesHere
         execution = DependencyExecution(steps, runsHere: local.contains)
@@ -63,20 +55,27 @@ struct PreparedPlan {
 
 /// The last plan a worker prepared, reused while the next ACTION has the same plan and the same of its stores run here.
 /// Which stores run here is asked afresh for every action (a snapshot or a poison mark changes it per sequence); only
-/// the derivation from that answer is saved.
+/// the derivation from that answer is saved. Plans of more than 64 steps, beyond the mask, are derived every time.
 struct PlanCache {
-    private var last: PreparedPlan?
+    /// The last preparation, and which plan positions ran here for it: bit `i` for the store at position `i`.
+    private var last: (hostedMask: UInt64, prepared: PreparedPlan)?
+    #if DEBUG
+    /// Planted for the simulation tests (``PlantedBug/workerReusesAStalePlan``): reuse a plan whatever runs here.
+    var ignoresWhatRunsHere = false
+    #endif
 
     mutating func prepared(_ plan: [PlanStep], hosted: (String) -> Bool) -> PreparedPlan {
         guard plan.count <= 64 else { return PreparedPlan(plan, hosted: hosted) }
         var mask: UInt64 = 0
         for (position, step) in plan.enumerated() where hosted(step.store) { mask |= 1 << UInt64(position) }
+        var sameStoresHere = last?.hostedMask == mask
+        #if DEBUG
+        sameStoresHere = sameStoresHere || ignoresWhatRunsHere
+        #endif
         // A replay's entries share one plan array when their bytes repeat, so the comparison is usually by identity.
-        if let last, last.hostedMask == mask, last.plan == plan { return last }
-        let fresh = PreparedPlan(plan, hosted: { store in
-            plan.indices.contains { plan[$0].store == store && mask & (1 << UInt64($0)) != 0 }
-        })
-        last = fresh
+        if let last, sameStoresHere, last.prepared.plan == plan { return last.prepared }
+        let fresh = PreparedPlan(plan, hosted: hosted)
+        last = (mask, fresh)
         return fresh
     }
 }

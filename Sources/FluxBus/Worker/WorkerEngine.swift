@@ -26,7 +26,9 @@ final class WorkerEngine {
     var logger: Logger
     #if DEBUG
     /// A bug planted by the simulation tests, to show they catch it; nil everywhere else.
-    var plantedBug: PlantedBug?
+    var plantedBug: PlantedBug? {
+        didSet { plans.ignoresWhatRunsHere = plantedBug == .workerReusesAStalePlan }
+    }
     #endif
     /// The time of the input being handled: the engine's only notion of now.
     private(set) var now: MonotonicTime
