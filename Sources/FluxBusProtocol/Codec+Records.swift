@@ -11,12 +11,8 @@ extension Codec {
         return writer.bytes
     }
 
-    /// A record decoded from exactly `bytes`, checked against ``limits`` like any message.
-    package func decodeRecord<T: WireItem>(_: T.Type, from bytes: [UInt8]) throws(DecodeError) -> T {
-        try bytes.withUnsafeBufferPointer { (buffer) throws(DecodeError) -> T in try decodeRecord(T.self, from: buffer) }
-    }
-
-    /// A record decoded from exactly the bytes of `buffer`, which only the call reads.
+    /// A record decoded from exactly the bytes of `buffer` (which only the call reads), checked against ``limits``
+    /// like any message.
     package func decodeRecord<T: WireItem>(_: T.Type, from buffer: UnsafeBufferPointer<UInt8>) throws(DecodeError) -> T {
         var reader = WireReader(buffer, limits: limits)
         var record = T()
@@ -32,10 +28,7 @@ extension Codec {
     /// A completed dispatch's entry in wire layout.
     package func encodeEntry(_ entry: ReplayEntry) -> [UInt8] { encodeRecord(entry) }
 
-    /// A completed dispatch's entry, from ``encodeEntry(_:)``'s bytes.
-    package func decodeEntry(_ bytes: [UInt8]) throws(DecodeError) -> ReplayEntry { try decodeRecord(ReplayEntry.self, from: bytes) }
-
-    /// As ``decodeEntry(_:)``, from bytes read in place (a log row's column).
+    /// A completed dispatch's entry, from ``encodeEntry(_:)``'s bytes read in place (a log row's column).
     package func decodeEntry(_ buffer: UnsafeBufferPointer<UInt8>) throws(DecodeError) -> ReplayEntry {
         try decodeRecord(ReplayEntry.self, from: buffer)
     }

@@ -41,7 +41,7 @@ extension ActionLog {
     func entries(in range: ClosedRange<UInt64>, maximum: Int) throws -> [ReplayEntry] {
         try database.inDatabase { db in
             let statement = try statements.entries(in: db).sqliteStatement
-            sqlite3_reset(statement)
+            // Reset after every use, however it ends: a statement left mid-step would hold its read open.
             defer { sqlite3_reset(statement) }
             sqlite3_bind_int64(statement, 1, Int64(bitPattern: range.lowerBound))
             sqlite3_bind_int64(statement, 2, Int64(bitPattern: range.upperBound))

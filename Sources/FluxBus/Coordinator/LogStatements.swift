@@ -1,11 +1,11 @@
 import GRDB
 
-/// The log's statements on the hot paths (a dispatch's rows, a FETCH's entries), each prepared once for the log's one connection. GRDB's
-/// `cachedStatement(sql:)` finds a statement by hashing its SQL text, and for a batched action's two rows that
-/// hashing cost more than binding them.
+/// The log's statements on the hot paths (a dispatch's rows, a FETCH's entries), each prepared once for the log's one
+/// connection. GRDB's `cachedStatement(sql:)` finds a statement by hashing its SQL text, and for a batched action's
+/// two rows that hashing cost more than binding them.
 ///
-/// Used only inside the log's write transactions, on the coordinator's thread; ``ActionLog`` drops them before its
-/// connection closes.
+/// Used only on the coordinator's thread, inside the connection's own calls (`write`, `inDatabase`); ``ActionLog``
+/// drops them before its connection closes.
 final class LogStatements {
     private var insertAction: Statement?
     private var insertRequest: Statement?
