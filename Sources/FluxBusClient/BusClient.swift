@@ -25,6 +25,8 @@ public final class BusClient: Sendable {
     let security: PeerSecurity?
     /// History requests take turns (see ``HistoryGate``).
     let historyGate = HistoryGate()
+    /// Publications dropped because they did not decode (``undecodablePublications``).
+    let undecodable = PublicationDrops()
     private static let codec = Codec()
 
     /// Connects to a coordinator. Connecting does not wait for it: a request to a coordinator that is not there

@@ -19,8 +19,12 @@ public struct Codec: Sendable {
     /// reports in STATUS the history a store new to the bus replayed.
     public static let version: UInt8 = 5
 
-    /// Frame 0 of every message: ASCII `FLXB` then ``version``. Also the SUB subscription prefix.
-    public static let signature: [UInt8] = [0x46, 0x4C, 0x58, 0x42, version]
+    /// ASCII `FLXB`, the start of frame 0 in every version: a subscriber to it also receives what a publisher of
+    /// another version sends, and can say so rather than hear nothing.
+    public static let magic: [UInt8] = [0x46, 0x4C, 0x58, 0x42]
+
+    /// Frame 0 of every message: ``magic`` then ``version``. Also a worker's SUB subscription prefix.
+    public static let signature: [UInt8] = magic + [version]
 
     /// The bounds decoding enforces (and ``validate(_:)`` checks before sending).
     public var limits: Limits

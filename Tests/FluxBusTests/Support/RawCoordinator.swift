@@ -59,6 +59,11 @@ final class RawCoordinator: @unchecked Sendable {
         _ = try publisher.send(codec.encode(message))
     }
 
+    /// Publishes frames as they are, decodable or not.
+    func publish(frames: [[UInt8]]) throws {
+        _ = try publisher.send(frames)
+    }
+
     /// A WELCOME for this coordinator's publish endpoint, with short intervals.
     func welcome(epoch: UInt64, sequence: UInt64) -> Message {
         .welcome(.init(epoch: epoch, sequence: sequence, publishEndpoint: publish, heartbeatMillis: 50, deadlineMillis: 5_000))
