@@ -196,29 +196,32 @@ extension WorkerEngine {
             current?.stopRunning(mark.store, at: mark.sequence)
         }
         // The coordinator sends a REPLAY's entries in order: checked in one pass, they are neither copied nor sorted.
-        let entries = replay.entries
-        let inOrder = entries.indices.dropFirst().allSatisfy { entries[$0 - 1].sequence < entries[$0].sequence }
-        for entry in inOrder ? entries : entries.sorted(by: { $0.sequence < $1.sequence }) {
-            if let current, current.sequence == entry.sequence {
+        // Read in place, field by field: a copy of an entry would retain each of its fields once more.
+        let unsorted = replay.entries
+        let inOrder = unsorted.indices.dropFirst().allSatisfy { unsorted[$0 - 1].sequence < unsorted[$0].sequence }
+        let entries = inOrder ? unsorted : unsorted.sorted(by: { $0.sequence < $1.sequence })
+        for index in entries.indices {
+            let sequence = entries[index].sequence
+            if let current, current.sequence == sequence {
                 // The dispatch in hand completed without us: settle what is pending from the recorded outcomes
                 // (those of stores that run here are not taken: they settle by running).
                 self.current!.isReplay = true
-                self.current!.learn(entry.outputs)
+                self.current!.learn(entries[index].outputs)
                 advance()
                 continue
             }
-            guard current == nil, entry.sequence == lastApplied + 1 else { continue }
-            noteHistory(in: entry)
+            guard current == nil, sequence == lastApplied + 1 else { continue }
+            noteHistory(sequence: sequence, plan: entries[index].plan, outputs: entries[index].outputs)
             var dispatch = LocalDispatch(
-                sequence: entry.sequence, actionType: entry.actionType, payload: entry.payload, error: entry.error,
-                traceparent: "", prepared: plans.prepared(entry.plan, hosted: { self.runsHere($0, entry.sequence) }),
-                at: now)
+                sequence: sequence, actionType: entries[index].actionType, payload: entries[index].payload,
+                error: entries[index].error, traceparent: "",
+                prepared: plans.prepared(entries[index].plan, hosted: { self.runsHere($0, sequence) }), at: now)
             dispatch.isReplay = true
             // Recorded outcomes of the stores that do not run here: remote ones, and hosted ones a snapshot already
             // brought past this sequence. A store missing from the record counts as lost.
-            dispatch.learn(entry.outputs)
+            dispatch.learn(entries[index].outputs)
             dispatch.settleTheRest(as: .lost("not in the recorded history"))
-            current = dispatch
+            current = consume dispatch
             advance()
         }
         drive()

@@ -6,11 +6,12 @@ import Logging
 extension WorkerEngine {
     /// Tells the worker's log, once per store and process, that a hosted store replays history, and from where: the
     /// start of the bus, or, when the coordinator's log was compacted before the store joined, a later sequence.
-    func noteHistory(in entry: ReplayEntry) {
-        for step in entry.plan where storesByName[step.store] != nil && !entry.outputs.contains(where: { $0.store == step.store }) {
+    /// Takes the entry's fields rather than the entry: the caller reads them in place, uncopied.
+    func noteHistory(sequence: UInt64, plan: [PlanStep], outputs: [StoreOutput]) {
+        for step in plan where storesByName[step.store] != nil && !outputs.contains(where: { $0.store == step.store }) {
             guard histories.announce(step.store) else { continue }
             let emptyAt = histories.emptyStarts[step.store] ?? 0
-            var metadata: Logger.Metadata = ["store": "\(step.store)", "seq": "\(entry.sequence)"]
+            var metadata: Logger.Metadata = ["store": "\(step.store)", "seq": "\(sequence)"]
             guard emptyAt > 0 else {
                 logger.info(
                     "store new to the bus: building its state from the history of the actions it handles, dispatched before it joined (replayed, not acknowledged)",

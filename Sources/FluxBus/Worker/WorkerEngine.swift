@@ -74,7 +74,7 @@ final class WorkerEngine {
     var current: LocalDispatch?
     /// The last plan prepared for a dispatch, reused by the next one with the same plan.
     var plans = PlanCache()
-    /// What this process has said of its stores' histories (``WorkerEngine/noteHistory(in:)``).
+    /// What this process has said of its stores' histories (``WorkerEngine/noteHistory(sequence:plan:outputs:)``).
     var histories = HistoryNotes()
     /// Whether the worker keeps a checkpoint (the shell sets it), and whether anything changed since it was written.
     var keepsCheckpoint = false

@@ -115,9 +115,10 @@ struct WireReader: WireVisitor {
         items.removeAll(keepingCapacity: true)
         items.reserveCapacity(count)
         for index in 0..<count {
-            var item = T()
-            do { try item.visit(&self) } catch { throw error.nested(in: field, index: index) }
-            items.append(item)
+            // Read in place: an item built aside and appended was copied in, each of its fields retained, only for
+            // the original to release them at once. (A list that fails to decode is thrown away whole.)
+            items.append(T())
+            do { try items[index].visit(&self) } catch { throw error.nested(in: field, index: index) }
         }
     }
 
