@@ -27,10 +27,12 @@ extension WorkerEngine {
         if action.sequence <= lastApplied {
             return reacknowledge(action.sequence)
         }
-        if let current {
-            if current.sequence == action.sequence {
+        // Only its sequence is read: binding the dispatch in hand would copy it, each of its collections retained.
+        if let inHand = current?.sequence {
+            if inHand == action.sequence {
                 // A re-send: the coordinator is missing our acknowledgements for what already ran.
-                if !current.results.isEmpty { send(.ack(.init(epoch: epoch, sequence: action.sequence, results: current.results))) }
+                let results = current!.results
+                if !results.isEmpty { send(.ack(.init(epoch: epoch, sequence: action.sequence, results: results))) }
                 return
             }
             // A later dispatch arrived while this one still waits for a release: the next action of a batch, or the
@@ -202,7 +204,8 @@ extension WorkerEngine {
         let entries = inOrder ? unsorted : unsorted.sorted(by: { $0.sequence < $1.sequence })
         for index in entries.indices {
             let sequence = entries[index].sequence
-            if let current, current.sequence == sequence {
+            let inHand = current?.sequence
+            if inHand == sequence {
                 // The dispatch in hand completed without us: settle what is pending from the recorded outcomes
                 // (those of stores that run here are not taken: they settle by running).
                 self.current!.isReplay = true
@@ -210,7 +213,7 @@ extension WorkerEngine {
                 advance()
                 continue
             }
-            guard current == nil, sequence == lastApplied + 1 else { continue }
+            guard inHand == nil, sequence == lastApplied + 1 else { continue }
             noteHistory(sequence: sequence, plan: entries[index].plan, outputs: entries[index].outputs)
             var dispatch = LocalDispatch(
                 sequence: sequence, actionType: entries[index].actionType, payload: entries[index].payload,
