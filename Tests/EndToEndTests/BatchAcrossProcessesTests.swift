@@ -156,7 +156,7 @@ struct BatchAcrossProcessesTests {
         // What the dead coordinator's log holds: each batch's sequences, and what had not completed.
         var configuration = Configuration()
         configuration.readonly = true
-        let rows = try await DatabaseQueue(
+        let rows = try DatabaseQueue(
             path: cluster.directory.appendingPathComponent("fluxbus-data/log.sqlite").path, configuration: configuration
         ).read { db in try Row.fetchAll(db, sql: "SELECT a.sequence AS sequence, a.requestID AS requestID, o.sequence IS NOT NULL AS done FROM action a LEFT JOIN outcome o ON o.sequence = a.sequence ORDER BY a.sequence") }
         let logged = Dictionary(grouping: rows, by: { $0["requestID"] as String }).mapValues { $0.map { $0["sequence"] as UInt64 } }
@@ -164,7 +164,7 @@ struct BatchAcrossProcessesTests {
         #expect(!pending.isEmpty, "no batch was in flight when the coordinator was killed")
         #expect(rows.count < total, "the whole import was logged before the kill")
 
-        try startCoordinator(1)
+        _ = try startCoordinator(1)
         let retry = try await cluster.run("import-2", command + ["--timeout", "20"], input: input)
         #expect(retry.status == 0, "\(retry)")
         let batches = try Self.batchLines(retry.output)
