@@ -30,8 +30,9 @@ struct EarlyArrivals {
     /// Drops what was kept for `sequence` alone: one step forward can only have made that stale. A full sweep per
     /// dispatch would copy the buffers each time, quadratic over a batch whose later actions wait here.
     mutating func forget(_ sequence: UInt64) {
-        actions[sequence] = nil
-        releases[sequence] = nil
+        // Called once per applied sequence, when usually nothing is kept: an empty dictionary's removal still hashes.
+        if !actions.isEmpty { actions[sequence] = nil }
+        if !releases.isEmpty { releases[sequence] = nil }
     }
 
     /// Drops everything kept for `sequence` and earlier, after a jump (a snapshot's).

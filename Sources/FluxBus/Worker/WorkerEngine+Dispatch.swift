@@ -181,7 +181,7 @@ extension WorkerEngine {
 
     /// Starts buffered dispatches that are next in line.
     func drive() {
-        while current == nil, phase != .stopped, let next = earlyArrivals.takeAction(lastApplied + 1) {
+        while isIdle, phase != .stopped, let next = earlyArrivals.takeAction(lastApplied + 1) {
             begin(next)
         }
     }

@@ -75,7 +75,7 @@ extension WorkerEngine {
 
     /// Sends READY once caught up, with a working subscription and nothing in hand.
     func readyIfCaughtUp() {
-        guard phase == .catchingUp, session.heardOnSubscriber, current == nil, downloads.isEmpty,
+        guard phase == .catchingUp, session.heardOnSubscriber, isIdle, downloads.isEmpty,
             catchUp.isCaughtUp(applied: lastApplied)
         else { return }
         session.wentLive()

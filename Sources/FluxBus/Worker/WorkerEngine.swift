@@ -72,6 +72,9 @@ final class WorkerEngine {
     var poisoned = PoisonedSkips()
     /// The dispatch in hand: begun, with hosted stores still to run or settle.
     var current: LocalDispatch?
+    /// Whether a dispatch is in hand. Asked of its sequence: `current == nil` went through the generic `Optional`,
+    /// which copied the whole dispatch to test it, once per action.
+    var isIdle: Bool { current?.sequence == nil }
     /// The last plan prepared for a dispatch, reused by the next one with the same plan.
     var plans = PlanCache()
     /// What this process has said of its stores' histories (``WorkerEngine/noteHistory(sequence:plan:outputs:)``).
