@@ -23,31 +23,36 @@ struct BatchInput {
     /// How many offending lines an error lists before it says "and N more".
     static let listed = 10
 
-    /// Reads and checks `text`: one JSON payload per line, blank lines skipped.
+    /// Reads and checks `input`: one JSON payload per line, blank lines skipped.
+    ///
+    /// Lines are cut at LF bytes, and a line's CR before its LF is dropped with it. A line is blank when it holds only
+    /// spaces, tabs and CRs, the whitespace JSON itself allows. The bytes are read as they are, not decoded into a
+    /// `String` first: that would have replaced invalid UTF-8 with U+FFFD and sent what the input did not say, where
+    /// the JSON check now refuses the line.
     /// - Parameters:
     ///   - maxPayloadBytes: the largest payload accepted, the coordinator's `--max-payload-bytes`.
     ///   - makeMessage: the DISPATCH_BATCH batch `index` would be sent as, to measure against the message limit.
     /// - Throws: ``BusError`` `usage`, naming every line (up to ``listed``) that is not JSON or is too large, or the
     ///   first batch that is over the message limit.
     init(
-        _ text: String, batchSize: Int, maxPayloadBytes: Int, makeMessage: (_ index: Int, [BatchAction]) -> Message,
+        _ input: [UInt8], batchSize: Int, maxPayloadBytes: Int, makeMessage: (_ index: Int, [BatchAction]) -> Message,
         action: ([UInt8]) -> BatchAction
     ) throws(BusError) {
         var lines: [Line] = []
         var problems: [String] = []
         let limit = min(maxPayloadBytes, Limits.default.maxBytesField)
-        for (index, text) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated()
-        where !text.allSatisfy(\.isWhitespace) {
+        for (index, line) in input.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).enumerated()
+        where !line.allSatisfy(Self.isBlank) {
             let number = index + 1
-            let data = Data(text.utf8)
-            if data.count > limit {
-                problems.append("line \(number) is \(data.count) bytes, over the limit of \(limit) bytes for one payload")
+            let payload = line.last == UInt8(ascii: "\r") ? line.dropLast() : line
+            if payload.count > limit {
+                problems.append("line \(number) is \(payload.count) bytes, over the limit of \(limit) bytes for one payload")
                 continue
             }
             do {
-                lines.append(Line(number: number, payload: try PayloadSource.validated(data, origin: "line \(number) of standard input")))
+                lines.append(Line(number: number, payload: try PayloadSource.validated(Array(payload), origin: "line \(number) of standard input")))
             } catch {
-                problems.append((error as? BusError)?.message ?? "line \(number): \(error)")
+                problems.append(error.message)
             }
         }
         guard problems.isEmpty else {
@@ -71,6 +76,11 @@ struct BatchInput {
                     + error.message + "; lower --batch-size (now \(batchSize))")
             }
         }
+    }
+
+    /// Whether a byte is whitespace to JSON (the LF that ends a line is cut off before).
+    static func isBlank(_ byte: UInt8) -> Bool {
+        byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\r")
     }
 
     /// The input lines of some actions, for example `lines 1-1000` or `line 7`.

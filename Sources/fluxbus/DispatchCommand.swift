@@ -19,7 +19,8 @@ struct DispatchCommand: AsyncParsableCommand {
             apply it when they return, so do not send it again under a new id; send it again with the same \
             --request-id to see the outcome once a replica has reported it.
 
-            --batch reads one JSON payload per line from standard input and dispatches them as TYPE, in order, in \
+            --batch reads one JSON payload per line (LF or CR LF; blank lines skipped) from standard input and \
+            dispatches them as TYPE, in order, in \
             batches of --batch-size: each batch is one request whose actions run one by one, exactly as if \
             dispatched singly, and is answered once. On a terminal it shows progress. It prints a summary (or, with \
             --json, one object per batch) and exits 1 if any action had a store fail or skip or no store handled it, 6 if \
@@ -237,8 +238,8 @@ extension DispatchCommand {
         }
     }
 
-    private func readAllStandardInput() -> String {
-        String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+    private func readAllStandardInput() -> [UInt8] {
+        Array(FileHandle.standardInput.readDataToEndOfFile())
     }
 }
 
@@ -261,19 +262,18 @@ enum PayloadSource {
             data = Data(argument.utf8)
             origin = "argument"
         }
-        return try validated(data, origin: origin)
+        return try validated(Array(data), origin: origin)
     }
 
     /// The payload's bytes, once checked to be JSON.
-    static func validated(_ data: Data, origin: String) throws -> [UInt8] {
-        let bytes = Array(data)
+    static func validated(_ bytes: [UInt8], origin: String) throws(BusError) -> [UInt8] {
         do {
             // The bus's own strict reader: it checks a million-line batch several times faster than Foundation.
             _ = try JSONValue(json: bytes)
         } catch {
             throw BusError(
                 code: .usage,
-                message: "the payload (\(origin)) is not valid JSON (\(error)): \(String(decoding: data.prefix(80), as: UTF8.self)); "
+                message: "the payload (\(origin)) is not valid JSON (\(error)): \(String(decoding: bytes.prefix(80), as: UTF8.self)); "
                     + "quote it for the shell, for example '{\"by\":1}'")
         }
         return bytes

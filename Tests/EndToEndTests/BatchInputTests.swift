@@ -44,6 +44,30 @@ struct BatchInputTests {
         await cluster.stop()
     }
 
+    /// The input is read as bytes: a line ending in CR LF is one line, and a payload whose string is not valid UTF-8
+    /// is refused (decoding the input as text first had replaced such bytes with U+FFFD and sent that).
+    @Test func crLfEndsALineAndInvalidUTF8IsRefused() async throws {
+        let cluster = try Cluster()
+        try cluster.startCoordinator(["--in-memory"])
+        let arguments = ["dispatch", "counter.add", "--batch", "--json", "--coordinator", cluster.control]
+        let windows = cluster.directory.appendingPathComponent("windows.jsonl")
+        try Data(#"{"by":1}"#.utf8 + [0x0D, 0x0A, 0x20, 0x0D, 0x0A] + #"{"by":2}"#.utf8 + [0x0D, 0x0A]).write(to: windows)
+        let run = try CommandLineTests.fluxbus(arguments, input: windows)
+        // No worker hosts `counter`, so both are unhandled (exit 1), but dispatched: lines 1 and 3, line 2 blank.
+        #expect(run.status == 1, "\(run.error)")
+        #expect(try await Self.sequence(cluster) == 2, "\(run.output) \(run.error)")
+
+        let damaged = cluster.directory.appendingPathComponent("damaged.jsonl")
+        try Data(#"{"by":1}"#.utf8 + [0x0A] + #"{"by":1,"note":""#.utf8 + [0xC3, 0x28] + #""}"#.utf8 + [0x0A]).write(to: damaged)
+        let refused = try CommandLineTests.fluxbus(arguments, input: damaged)
+        #expect(refused.status == 2, "\(refused.error)")
+        #expect(refused.error.contains("nothing was sent: 1 line of standard input cannot be dispatched"), "\(refused.error)")
+        #expect(refused.error.contains("line 2 of standard input) is not valid JSON"), "\(refused.error)")
+        #expect(refused.error.contains("UTF-8"), "\(refused.error)")
+        #expect(try await Self.sequence(cluster) == 2, "nothing more was dispatched")
+        await cluster.stop()
+    }
+
     /// The coordinator takes payloads of at most 200 bytes, the CLI is told 1000: the third batch (input lines 6-7)
     /// is refused, after two were applied. Line 3 is blank: line numbers are the input's own.
     @Test func aBatchRefusedPartWaySaysWhichLinesWereApplied() async throws {
