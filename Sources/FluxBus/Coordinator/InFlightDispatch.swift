@@ -102,9 +102,20 @@ final class InFlightDispatch {
     /// one; nil when this worker owed none (it joined after the ACTION went out, was given up on, or answered already).
     func record(_ result: StoreResult, from worker: String, at position: Int) -> Bool? {
         guard let owed = steps[position].awaiting.firstIndex(of: worker) else { return nil }
-        steps[position].awaiting.remove(at: owed)
+        stopAwaiting(owed, at: position)
         steps[position].results.append((worker, result))
         return steps[position].awaiting.isEmpty
+    }
+
+    /// Removes one replica from those a step awaits. The lists start shared by every dispatch of a request, so a
+    /// removal copies one; the last replica's leaves the empty list instead, with nothing to copy (the usual case:
+    /// one replica per store).
+    private func stopAwaiting(_ owed: Int, at position: Int) {
+        if steps[position].awaiting.count == 1 {
+            steps[position].awaiting = []
+        } else {
+            steps[position].awaiting.remove(at: owed)
+        }
     }
 
     /// Writes a silent replica off: it owes nothing more, and each store it owed records why. Returns the positions
@@ -113,7 +124,7 @@ final class InFlightDispatch {
         var emptied: [Int] = []
         for position in steps.indices {
             guard let owed = steps[position].awaiting.firstIndex(of: worker) else { continue }
-            steps[position].awaiting.remove(at: owed)
+            stopAwaiting(owed, at: position)
             steps[position].lost.append((worker, reason()))
             if steps[position].awaiting.isEmpty { emptied.append(position) }
         }
