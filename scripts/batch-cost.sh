@@ -15,21 +15,7 @@ count=${1:-200000}
 fluxbus=$(realpath "${2:-.build/release/fluxbus}")
 mode=${3:-durable}
 dir=$(mktemp -d /tmp/fluxbus-batch-cost.XXXXXX)
-case "$mode" in
-    durable) log=(--data-dir "$dir/data") ;;
-    memory) log=(--in-memory) ;;
-    *) echo "the third argument is durable or memory, not '$mode'" >&2; exit 2 ;;
-esac
 source "$(dirname "$0")/one-worker-cluster.sh"
-
-sample() {
-    local pid=$1 ns=0 switches=0 task
-    for task in /proc/"$pid"/task/*; do
-        ns=$((ns + $(cut -d' ' -f1 "$task/schedstat")))
-        switches=$((switches + $(awk '/^voluntary_ctxt_switches/ { print $2 }' "$task/status")))
-    done
-    echo "$ns $switches"
-}
 
 seq "$count" | sed 's/.*/{"by":1}/' >"$dir/input"
 read -r c_ns0 c_sw0 < <(sample "$coordinator")

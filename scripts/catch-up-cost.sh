@@ -14,7 +14,7 @@ fluxbus=$(realpath "${2:-.build/release/fluxbus}")
 dir=$(mktemp -d /tmp/fluxbus-catch-up-cost.XXXXXX)
 log=(--in-memory --retain "$count")
 source "$(dirname "$0")/one-worker-cluster.sh"
-cpu() { local ns=0 task; for task in /proc/"$1"/task/*; do ns=$((ns + $(cut -d' ' -f1 "$task/schedstat"))); done; echo "$ns"; }
+cpu() { local ns switches; read -r ns switches < <(sample "$1"); echo "$ns"; }
 
 seq "$count" | sed 's/.*/{"by":1}/' | "$fluxbus" dispatch counter.add --batch --coordinator "$control" >/dev/null
 before=$(cpu "$coordinator")

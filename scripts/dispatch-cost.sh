@@ -17,22 +17,8 @@ count=${1:-4000}
 fluxbus=$(realpath "${2:-.build/release/fluxbus}")
 mode=${3:-durable}
 dir=$(mktemp -d /tmp/fluxbus-cost.XXXXXX)
-case "$mode" in
-    durable) log=(--data-dir "$dir/data") ;;
-    memory) log=(--in-memory) ;;
-    *) echo "the third argument is durable or memory, not '$mode'" >&2; exit 2 ;;
-esac
 source "$(dirname "$0")/one-worker-cluster.sh"
 
-# Run time in ns and voluntary context switches, summed over a process's threads.
-sample() {
-    local pid=$1 ns=0 switches=0 task
-    for task in /proc/"$pid"/task/*; do
-        ns=$((ns + $(cut -d' ' -f1 "$task/schedstat")))
-        switches=$((switches + $(awk '/^voluntary_ctxt_switches/ { print $2 }' "$task/status")))
-    done
-    echo "$ns $switches"
-}
 bench() { "$fluxbus" bench workers-1 --control "$control" --count "$count" --warmup 0 --lock-step-only --json >"$dir/$1.json"; }
 
 read -r c_ns0 c_sw0 < <(sample "$coordinator")

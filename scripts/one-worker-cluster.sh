@@ -1,6 +1,26 @@
-# Sourced by the per-dispatch cost scripts: starts a coordinator (its log options in the array `log`) and one worker
-# hosting `counter`, both from "$fluxbus" and logging into "$dir", on free tcp ports of 127.0.0.1; stops both when the
-# sourcing script exits, and returns once the worker is live. Sets `control`, `coordinator` and `worker`.
+# Sourced by the cost scripts: starts a coordinator and one worker hosting `counter`, both from "$fluxbus" and logging
+# into "$dir", on free tcp ports of 127.0.0.1; stops both when the sourcing script exits, and returns once the worker
+# is live. Sets `control`, `coordinator` and `worker`, and defines `sample`. The coordinator's log options are the
+# array `log` if the sourcing script set one, otherwise those `mode` names: `durable` (a data directory in "$dir",
+# its default `--sync always`) or `memory` (`--in-memory`).
+if [[ -z ${log+set} ]]; then
+    case "$mode" in
+        durable) log=(--data-dir "$dir/data") ;;
+        memory) log=(--in-memory) ;;
+        *) echo "the third argument is durable or memory, not '$mode'" >&2; exit 2 ;;
+    esac
+fi
+
+# Run time in ns and voluntary context switches, summed over a process's threads.
+sample() {
+    local pid=$1 ns=0 switches=0 task
+    for task in /proc/"$pid"/task/*; do
+        ns=$((ns + $(cut -d' ' -f1 "$task/schedstat")))
+        switches=$((switches + $(awk '/^voluntary_ctxt_switches/ { print $2 }' "$task/status")))
+    done
+    echo "$ns $switches"
+}
+
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 control=tcp://127.0.0.1:$(port)
 publish=tcp://127.0.0.1:$(port)
