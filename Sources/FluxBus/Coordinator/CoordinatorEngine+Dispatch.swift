@@ -150,8 +150,9 @@ extension CoordinatorEngine {
         var outcomes: [Outcome] = []
         outcomes.reserveCapacity(flight.plan.count)
         for (step, progress) in zip(flight.plan, flight.steps) {
-            for (worker, result) in progress.results {
-                outcomes.append(Outcome(store: step.store, worker: worker, status: result.status, message: result.message, digest: result.digest))
+            for replica in progress.results {
+                let result = replica.result
+                outcomes.append(Outcome(store: step.store, worker: replica.worker, status: result.status, message: result.message, digest: result.digest))
             }
             for (worker, reason) in progress.lost {
                 outcomes.append(Outcome(store: step.store, worker: worker, status: .unknown, message: reason, digest: 0))
@@ -211,7 +212,7 @@ extension CoordinatorEngine {
     }
 
     /// Replicas that applied the same sequence must report the same digest; a difference is logged and shown.
-    private func checkDivergence(_ store: String, results: [(worker: String, result: StoreResult)], sequence: UInt64) {
+    private func checkDivergence(_ store: String, results: [ReplicaResult], sequence: UInt64) {
         // Compared to the first, without building a set: this runs per store of every completed action.
         let reported = results.lazy.filter { $0.result.status != .unknown }.map(\.result.digest)
         guard let first = reported.first, reported.contains(where: { $0 != first }) else { return }

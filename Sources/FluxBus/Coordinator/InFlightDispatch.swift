@@ -1,6 +1,13 @@
 import Flux
 import FluxBusProtocol
 
+/// One replica's result for a store. A struct, not a tuple: the runtime copies a tuple of these through its generic
+/// metadata, several times per completed action.
+struct ReplicaResult {
+    let worker: String
+    let result: StoreResult
+}
+
 /// Who asked for a dispatch and wants its result.
 struct Requester: Hashable {
     let routingID: [UInt8]
@@ -51,7 +58,7 @@ final class InFlightDispatch {
         /// The replicas that still owe a result.
         var awaiting: [String]
         /// Each replica's result, in arrival order.
-        var results: [(worker: String, result: StoreResult)] = []
+        var results: [ReplicaResult] = []
         /// Replicas that were lost while the dispatch waited for them, with why.
         var lost: [(worker: String, reason: String)] = []
         /// Its settled outcome: every expected replica answered or was lost (or it was decided before a restart).
@@ -103,7 +110,7 @@ final class InFlightDispatch {
     func record(_ result: StoreResult, from worker: String, at position: Int) -> Bool? {
         guard let owed = steps[position].awaiting.firstIndex(of: worker) else { return nil }
         stopAwaiting(owed, at: position)
-        steps[position].results.append((worker, result))
+        steps[position].results.append(ReplicaResult(worker: worker, result: result))
         return steps[position].awaiting.isEmpty
     }
 
@@ -155,7 +162,7 @@ final class InFlightDispatch {
     /// The outcome of a store once all its replicas have answered: failed if any failed, skipped if any skipped,
     /// ok if any succeeded (the output comes from the first that did), lost if none answered. The rule is
     /// `DependencyExecution.Settlement.merging`, the one clients' summaries use too.
-    static func settle(_ store: String, results: [(worker: String, result: StoreResult)], lostReason: String) -> StoreOutput {
+    static func settle(_ store: String, results: [ReplicaResult], lostReason: String) -> StoreOutput {
         // Every replica succeeded, the usual case, needs no merge.
         if let first = results.first, results.allSatisfy({ $0.result.status == .ok }) {
             return StoreOutput(store: store, status: .ok, output: first.result.output)
