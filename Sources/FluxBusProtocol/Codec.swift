@@ -109,10 +109,10 @@ public struct Codec: Sendable {
     /// Checks frame 0. A frame that starts with `FLXB` and another version byte is a version
     /// mismatch whatever follows, so later versions may lengthen frame 0.
     private static func checkSignature(_ frame: some Collection<UInt8>) throws(DecodeError) {
-        guard frame.count >= signature.count, frame.starts(with: signature.prefix(4)) else {
+        guard frame.count >= signature.count, frame.starts(with: magic) else {
             throw DecodeError(code: .badSignature, value: frame.count)
         }
-        let found = frame.dropFirst(4).first ?? 0
+        let found = frame.dropFirst(magic.count).first ?? 0
         guard found == version else { throw DecodeError(code: .unsupportedVersion, value: Int(found)) }
         guard frame.count == signature.count else { throw DecodeError(code: .badSignature, value: frame.count) }
     }
