@@ -59,13 +59,6 @@ struct LocalDispatch {
         execution = prepared.execution
     }
 
-    /// The dispatch of an ACTION, its plan derived here.
-    init(action message: Message.Action, at now: MonotonicTime, hosted: (String) -> Bool) {
-        self.init(
-            sequence: message.sequence, actionType: message.actionType, payload: message.payload, error: message.error,
-            traceparent: message.traceparent, prepared: PreparedPlan(message.plan, hosted: hosted), at: now)
-    }
-
     /// Records what the coordinator released (or what the history recorded). The first record of a store counts; a
     /// store that runs here finishes only by running here, but the stores here waiting for it read this record.
     mutating func learn(_ released: [StoreOutput]) {

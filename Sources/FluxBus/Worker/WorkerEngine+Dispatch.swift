@@ -65,7 +65,7 @@ extension WorkerEngine {
             traceparent: action.traceparent,
             prepared: plans.prepared(action.plan, hosted: { self.runsHere($0, action.sequence) }), at: now)
         if let released = earlyArrivals.takeReleases(action.sequence) { dispatch.learn(released) }
-        current = dispatch
+        current = consume dispatch
         advance()
     }
 
