@@ -61,6 +61,9 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @Option(help: "Milliseconds before the ACTION is first re-sent to a replica that has not acknowledged; the wait then doubles up to 1 s.")
     var resendMs: Int = 200
 
+    @Option(help: "Milliseconds a COMPLETED may wait for the next ACTION, to be published with it: a lock-step client's workers then wake once per dispatch, not twice, and `tail` shows it that much later at most; 0 to 100, 0 publishes each at once.")
+    var completedWindowMs: Int = 1
+
     @Option(help: "Actions that may wait behind the request in flight (a batch counts each) before clients are told the bus is busy.")
     var queueLimit = BusDefaults.queueLimit
 
@@ -132,6 +135,9 @@ struct CoordinatorCommand: AsyncParsableCommand {
         guard ackTimeout > 0 else { throw ValidationError("--ack-timeout must be positive") }
         guard heartbeatMs >= 10 else { throw ValidationError("--heartbeat-ms must be at least 10") }
         guard resendMs >= 1 else { throw ValidationError("--resend-ms must be at least 1") }
+        guard (0...100).contains(completedWindowMs) else {
+            throw ValidationError("--completed-window-ms must be 0 to 100, not \(completedWindowMs)")
+        }
         guard LogSync(rawValue: sync) != nil else {
             throw ValidationError("--sync must be always, batch or off, not '\(sync)'")
         }
@@ -175,6 +181,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
             configuration.lostDependencyPolicy = LostDependencyPolicy(rawValue: lostDependency)!
             configuration.poisonAfter = poisonAfter
             configuration.firstResend = .milliseconds(Int64(resendMs))
+            configuration.completedWindow = .milliseconds(Int64(completedWindowMs))
             if let curveSecretKey, let authorizedKeys {
                 configuration.security = CoordinatorSecurity(
                     keyPair: try CurveKeyFiles.loadSecret(curveSecretKey), authorizedKeys: try AuthorizedKeys.load(from: authorizedKeys))

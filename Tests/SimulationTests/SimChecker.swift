@@ -32,6 +32,7 @@ final class SimChecker {
     private(set) var answerHistory: [String: [[Outcome]]] = [:]
     /// Sequence → the epochs it was published under: more than one when a restarted coordinator dispatched it again.
     private(set) var publishedEpochs: [UInt64: Set<UInt64>] = [:]
+    private var completedStream = CompletedStream()
     private var truth = OutcomeTruth()
     private var nextActionID: UInt32 = 0
     private(set) var requests = 0
@@ -90,6 +91,8 @@ final class SimChecker {
             transfers["SNAPSHOT streamed", default: 0] += 1
         case .chunk: transfers["CHUNK from the coordinator", default: 0] += 1
         case .action(let action): published(action)
+        case .completed(let completed):
+            if let violation = completedStream.published(completed) { fail(violation) }
         case .bundle(let bundle):
             for item in bundle.messages {
                 if let inner = try? Codec().decode([Codec.signature, item.body]) { coordinatorSent(inner) }
@@ -195,6 +198,7 @@ final class SimChecker {
     /// At every start of the coordinator: what clients were told must still be in the log, or covered by a
     /// snapshot that compaction kept.
     func coordinatorStarted(recovered: LogRecovery, disk: SimulatedDisk) {
+        completedStream.started(epoch: recovered.lastEpoch + 1, lastCompleted: recovered.lastCompleted)
         // A log is never silently shortened: what a coordinator starts from holds everything ever committed.
         if recovered.lastSequence < disk.highestCommitted {
             return fail("the log was silently shortened: it ends at #\(recovered.lastSequence), but #\(disk.highestCommitted) "
@@ -320,6 +324,11 @@ final class SimChecker {
     /// After the run: every replica's whole history against the model, and replicas of each store against each other.
     func checkAtEnd() {
         guard violation == nil else { return }
+        if let coordinator = cluster.coordinator,
+            let violation = completedStream.unpublished(epoch: coordinator.epoch, lastCompleted: coordinator.lastCompleted)
+        {
+            return fail(violation)
+        }
         var audits: [(String, UInt64, [Int])] = []
         for node in cluster.workers {
             guard let engine = node.engine else { continue }

@@ -6,6 +6,7 @@ import FluxBusProtocol
 /// loss, checkpoints to the simulated disk; and how a step is described in a trace.
 extension SimCluster {
     func perform(_ effects: [CoordinatorEffect]) {
+        defer { setCompletedWindow() }
         for effect in effects {
             switch effect {
             case .send(let message, let routingID):
@@ -39,6 +40,14 @@ extension SimCluster {
                 crashCoordinator()
             }
         }
+    }
+
+    /// Sets the timer for the COMPLETEDs the coordinator holds, as its shell does. Unlike the shell's, it is not
+    /// cancelled when they go out sooner: then it finds nothing to publish, which the engine must take calmly.
+    private func setCompletedWindow() {
+        guard !completedWindowSet, let until = coordinator?.heldCompletionsUntil else { return }
+        completedWindowSet = true
+        agenda.schedule(.completedWindow(incarnation: coordinatorIncarnation), at: max(now, until.nanoseconds / 1_000))
     }
 
     func perform(_ effects: [WorkerEffect], worker index: Int) {

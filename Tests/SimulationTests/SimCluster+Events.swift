@@ -33,6 +33,12 @@ extension SimCluster {
             coordinator.handle(.tick, at: time)
             perform(coordinator.takeEffects())
             agenda.schedule(.coordinatorTick(incarnation: incarnation), at: now + configuration.tickInterval.microseconds)
+        case .completedWindow(let incarnation):
+            guard let coordinator, incarnation == coordinatorIncarnation else { return }
+            if postponedByCoordinatorStall(event) { return }
+            completedWindowSet = false
+            coordinator.handle(.completedWindowEnded, at: time)
+            perform(coordinator.takeEffects())
         case .coordinatorRestart:
             if coordinator == nil { startCoordinator() }
         case .duringSync(let fault, let incarnation):

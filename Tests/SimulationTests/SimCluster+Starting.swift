@@ -31,6 +31,7 @@ extension SimCluster {
             controlEndpoint: "sim://control", advertisedPublishEndpoint: "sim://publish", logger: logger, now: time)
         engine.plantedBug = mutation
         coordinator = engine
+        completedWindowSet = false
         configuration.newBus = false
         checker.note("coordinator started, epoch \(engine.epoch), log through #\(recovered.lastSequence)")
         engine.flushLog()

@@ -28,6 +28,8 @@ final class SimCluster {
         case abandon(Int, incarnation: Int)
         /// A fault that strikes the coordinator while its log's sync hangs.
         case duringSync(SyncFault, incarnation: Int)
+        /// The shell's timer for the COMPLETEDs the coordinator holds for its next publication.
+        case completedWindow(incarnation: Int)
     }
 
     /// Who sent a message to the coordinator, and the connection's generation when it was sent: a message sent over
@@ -94,6 +96,8 @@ final class SimCluster {
     let disk = SimulatedDisk()
     var coordinator: CoordinatorEngine?
     var coordinatorIncarnation = 0
+    /// Whether the timer for the held COMPLETEDs is set, as the shell keeps one.
+    var completedWindowSet = false
     /// Until when the coordinator handles nothing (a stall fault).
     var coordinatorStalledUntil: Int64 = 0
     var workers: [WorkerNode]

@@ -60,9 +60,12 @@ struct SimulationRun {
             + cluster.checker.order.sorted { $0.key < $1.key }.map { $0.key << 32 | UInt64($0.value) }
     }
 
-    /// Every client got every answer, and every replica applied everything that completed.
+    /// Every client got every answer, every replica applied everything that completed, and the coordinator holds no
+    /// COMPLETED back.
     static func settled(_ cluster: SimCluster) -> Bool {
-        guard cluster.isQuiet, let coordinator = cluster.coordinator, coordinator.isIdle else { return false }
+        guard cluster.isQuiet, let coordinator = cluster.coordinator, coordinator.isIdle,
+            coordinator.heldCompletionsUntil == nil
+        else { return false }
         return cluster.workers.indices.filter { !cluster.retired.contains($0) }.allSatisfy { index in
             cluster.workers[index].engine.map { $0.phase == .live && $0.lastApplied == coordinator.lastCompleted } ?? false
         }

@@ -118,7 +118,7 @@ public final class Coordinator: Service, Sendable {
                     controlEndpoint: controlEndpoint, advertisedPublishEndpoint: advertised, logger: logger,
                     now: SystemClock.now)
                 let shell = CoordinatorShell(
-                    engine: engine, router: router, publisher: publisher, logger: logger, metrics: metrics,
+                    engine: engine, router: router, publisher: publisher, scope: scope, logger: logger, metrics: metrics,
                     onStorageFailure: { storageFailure.finish(.success($0)) })
                 shell.flushLog()
                 scope.add(router) { _ in try shell.drainRouter() }

@@ -79,6 +79,11 @@ public struct CoordinatorConfiguration: Sendable {
     public var limits: Limits
     /// How often the coordinator checks liveness, deadlines and re-sends.
     public var tickInterval: Duration
+    /// How long a COMPLETED may wait for the next publication, an ACTION usually, to go out with it in one BUNDLE
+    /// (`--completed-window`). A lock-step client's next dispatch comes within it, so each worker wakes once per
+    /// dispatch instead of twice; readers of the stream see a COMPLETED up to this much later. Zero publishes each
+    /// at once.
+    public var completedWindow: Duration = .milliseconds(1)
     /// The bytes a SNAPSHOT carries inline and each PULL for a streamed state asks for: 1 MiB by default. Must fit in
     /// a message (`Limits.maxBytesField`, in FluxBusProtocol).
     public var transferChunkBytes = TransferWindow.defaultChunkSize

@@ -6,6 +6,8 @@ import Logging
 extension CoordinatorEngine {
     /// Runs every tick: heartbeats, liveness, re-sends and deadlines.
     func tick() {
+        // A shell that sets no timer for the held COMPLETEDs still publishes them, a tick late at most.
+        if let until = heldCompletionsUntil, until <= now { releaseHeldCompletions() }
         let joining = membership.workers.values.contains { $0.state == .catchingUp }
         // While a worker is joining, beat on every tick so that its first message on SUB comes soon.
         if joining || now - lastPublishAt >= configuration.heartbeatInterval {

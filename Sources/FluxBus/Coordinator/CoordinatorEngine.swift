@@ -80,6 +80,8 @@ final class CoordinatorEngine {
     /// What is sent while a burst of input is handled goes out together at its end.
     var outbox = Outbox<Destination>()
     var lastPublishAt: MonotonicTime
+    /// COMPLETEDs waiting for the next publication (``CoordinatorConfiguration/completedWindow``).
+    var heldCompletions = HeldCompletions()
     var isShuttingDown = false
     /// Malformed input, refusals, strangers and quarantine.
     var policing: PeerPolicing
@@ -149,7 +151,10 @@ final class CoordinatorEngine {
         case .message(let frames, let userID, let peerAddress): handle(frames, userID: userID, peerAddress: peerAddress)
         case .burstEnd: pump()
         case .tick: tick()
-        case .shutdown: isShuttingDown = true
+        case .completedWindowEnded: endCompletedWindow()
+        case .shutdown:
+            isShuttingDown = true
+            releaseHeldCompletions()
         }
     }
 
@@ -279,13 +284,6 @@ final class CoordinatorEngine {
     func send(_ message: consuming Message, toWorker workerID: String) {
         guard let routingID = membership.workers[workerID]?.routingID else { return }
         send(message, to: routingID)
-    }
-
-    func publish(_ message: consuming Message) {
-        lastPublishAt = now
-        guard let outgoing else { return outbox.hold(message, for: .stream) }
-        outgoing(&message)
-        outbox.hold(message, for: .stream)
     }
 
     /// The log cannot be written: the shell stops the coordinator.

@@ -11,6 +11,9 @@ enum CoordinatorInput {
     /// The periodic timer (``CoordinatorConfiguration/tickInterval``): heartbeats, liveness, re-sends, deadlines,
     /// snapshots and compaction.
     case tick
+    /// The window of the COMPLETEDs held for the next publication ended (``CoordinatorEngine/heldCompletionsUntil``):
+    /// they go out now.
+    case completedWindowEnded
     /// A graceful stop began: refuse new dispatches, finish those in hand.
     case shutdown
 }

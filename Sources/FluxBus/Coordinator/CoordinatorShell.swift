@@ -14,16 +14,20 @@ final class CoordinatorShell {
     private let onStorageFailure: (BusError) -> Void
     /// Throughput and latency lately (for STATUS), and Prometheus metrics when the coordinator serves them.
     private let figures: CoordinatorFigures
+    private let scope: IOLoopScope
+    /// Ends the window of the COMPLETEDs the engine holds; cancelled when they go out sooner, with a publication.
+    private var completedWindowTimer: IOLoopTimer?
 
     init(
-        engine: CoordinatorEngine, router: ZMQSocket, publisher: ZMQSocket, logger: Logger, metrics: CoordinatorMetrics? = nil,
-        onStorageFailure: @escaping (BusError) -> Void
+        engine: CoordinatorEngine, router: ZMQSocket, publisher: ZMQSocket, scope: IOLoopScope, logger: Logger,
+        metrics: CoordinatorMetrics? = nil, onStorageFailure: @escaping (BusError) -> Void
     ) {
         figures = CoordinatorFigures(metrics: metrics)
         engine.outgoing = { [figures] in figures.observe(&$0) }
         self.engine = engine
         self.router = router
         self.publisher = publisher
+        self.scope = scope
         self.logger = logger
         self.codec = engine.codec
         self.onStorageFailure = onStorageFailure
@@ -48,6 +52,21 @@ final class CoordinatorShell {
         perform(engine.takeEffects())
     }
 
+    /// Sets the timer that ends the held COMPLETEDs' window, or cancels it once they went out with a publication, so
+    /// that the loop does not wake for nothing.
+    private func watchHeldCompletions() {
+        guard let until = engine.heldCompletionsUntil else {
+            completedWindowTimer?.cancel()
+            completedWindowTimer = nil
+            return
+        }
+        guard completedWindowTimer == nil else { return }
+        completedWindowTimer = scope.schedule(after: max(.zero, until - SystemClock.now)) { [unowned self] in
+            completedWindowTimer = nil
+            handle(.completedWindowEnded)
+        }
+    }
+
     /// About once a second: a count for the rates, and the engine's view for the gauges.
     func sample() { figures.sample(engine) }
 
@@ -58,6 +77,7 @@ final class CoordinatorShell {
     }
 
     private func perform(_ effects: [CoordinatorEffect]) {
+        defer { watchHeldCompletions() }
         for effect in effects {
             switch effect {
             case .send(let message, let routingID):

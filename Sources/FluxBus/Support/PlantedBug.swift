@@ -20,5 +20,8 @@ enum PlantedBug: String, CaseIterable, Sendable {
     case coordinatorForgetsRequestIDs
     /// The coordinator stops on a failed log write without answering the requesters waiting for it.
     case coordinatorStopsWithoutAnswering
+    /// The coordinator drops the COMPLETEDs it held for its next publication when their window ends, instead of
+    /// publishing them alone.
+    case coordinatorDropsHeldCompletions
 }
 #endif
