@@ -70,6 +70,9 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @Option(help: "The most actions one batch (DISPATCH_BATCH, `fluxbus dispatch --batch`) may hold; at most 10000, what a worker keeps ahead of its turn.")
     var maxBatch = 4_096
 
+    @Option(help: "The most dispatches in flight at once, 1 to 4096: a waiting request starts before those in flight are answered if all of them, its own included, fit. Workers still apply every action in order. 1 answers each request before the next starts.")
+    var maxInFlight = 4_096
+
     @Option(help: ArgumentHelp(
         "Where the durable log lives (log.sqlite inside). A restarted coordinator resumes from it.", valueName: "dir"))
     var dataDir = "./fluxbus-data"
@@ -142,6 +145,9 @@ struct CoordinatorCommand: AsyncParsableCommand {
             throw ValidationError("--sync must be always, batch or off, not '\(sync)'")
         }
         guard (1...10_000).contains(maxBatch) else { throw ValidationError("--max-batch must be 1 to 10000, not \(maxBatch)") }
+        guard (1...4_096).contains(maxInFlight) else {
+            throw ValidationError("--max-in-flight must be 1 to 4096 (what a worker remembers to acknowledge again), not \(maxInFlight)")
+        }
         guard (1...Limits.default.maxBytesField).contains(chunkBytes) else {
             throw ValidationError("--chunk-bytes must be 1 to \(Limits.default.maxBytesField), not \(chunkBytes)")
         }
@@ -174,6 +180,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
             configuration.sync = LogSync(rawValue: sync)!
             configuration.newBus = newBus
             configuration.maxBatch = maxBatch
+            configuration.maxInFlight = maxInFlight
             configuration.transferChunkBytes = chunkBytes
             configuration.recoveryGrace = .milliseconds(Int64(recoveryGraceSeconds * 1000))
             configuration.extraControlEndpoints = Array(control.dropFirst())

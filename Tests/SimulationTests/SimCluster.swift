@@ -166,6 +166,10 @@ final class SimCluster {
             heartbeatInterval: heartbeatInterval,
             retain: 30, rememberedRequests: 1_000, replayBatch: 50, tickInterval: .milliseconds(20))
         configuration.recoveryGrace = .seconds(3)
+        // Requests one at a time, two or three dispatches in flight, or as many as fit: each seed draws one. Its own
+        // draw, so that a seed's other faults stay as they were.
+        var flightRandom = SplitMix64(seed: seed ^ 0xF11_6478)
+        configuration.maxInFlight = [1, 3, 4_096][Int.random(in: 0..<3, using: &flightRandom)]
         // Tiny chunks, so that every snapshot and STATE spans many of them and faults land mid-transfer.
         configuration.transferChunkBytes = Self.chunkBytes
         self.configuration = configuration

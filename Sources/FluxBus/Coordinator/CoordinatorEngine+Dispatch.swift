@@ -3,11 +3,12 @@ import FluxBusProtocol
 import Logging
 
 extension CoordinatorEngine {
-    /// Starts the next request when none is in flight. A request that no live store takes part in completes at
-    /// once, so this loops rather than recursing. Nothing starts before its actions are committed to the log, nor
-    /// while a restart still waits for the previous run's stores. The ACTIONs go out while the disk syncs that
-    /// commit; everything that tells of them (RESULT, COMPLETED, RELEASE) waits for the sync. A commit that no
-    /// ACTION follows (accepted requests queued behind the one in flight, decisions) is synced at once.
+    /// Starts the requests waiting, in order, while ``FlightTable/admits(_:limit:)`` lets them in beside those
+    /// in flight. A request that no live store takes part in completes at once, so this loops rather than recursing.
+    /// Nothing starts before its actions are committed to the log, nor while a restart still waits for the previous
+    /// run's stores. The ACTIONs go out while the disk syncs that commit; everything that tells of them (RESULT,
+    /// COMPLETED, RELEASE) waits for the sync. A commit that no ACTION follows (accepted requests queued behind
+    /// those in flight, decisions) is synced at once.
     func pump() {
         #if DEBUG
         let logFirst = plantedBug != .coordinatorPublishesBeforeLogging
@@ -16,14 +17,14 @@ extension CoordinatorEngine {
         #endif
         // The next request's plans go in the same commit as what was just accepted: they are fixed before its first
         // ACTION is published, so a restart dispatching it again names the same stores.
-        let planned = flights.isIdle && recovery == nil && !storageFailed ? planNext() : false
+        let starting = nextMayStart
+        let planned = starting ? planNext() : false
         if logFirst, planned || log.hasUnflushedActions || !undeliveredDecisions.isEmpty {
-            let starting = flights.isIdle && !queue.isEmpty && recovery == nil
             if starting { commitBeforePublishing() } else { flushLog() }
         }
         guard !storageFailed, recovery == nil else { return }
-        while flights.isIdle, !queue.isEmpty {
-            // After a request that completed at once, the next one's plans need a commit of their own.
+        while nextMayStart {
+            // After a request that started, the next one's plans need a commit of their own.
             if planNext() { commitBeforePublishing() }
             guard !storageFailed, let next = queue.pop() else { return }
             start(next)
@@ -31,6 +32,12 @@ extension CoordinatorEngine {
         // Decisions made as the request started (a store with no live replica) go out now, not at the next tick;
         // with a sync owed they go out after it.
         if !undeliveredDecisions.isEmpty, !syncOwed { flushLog() }
+    }
+
+    /// Whether the next request waiting may start now.
+    private var nextMayStart: Bool {
+        guard recovery == nil, !storageFailed, let size = queue.nextSize else { return false }
+        return flights.admits(size, limit: configuration.maxInFlight)
     }
 
     /// Publishes every action of the request, each with its plan. A batch's actions are all in flight at once:
@@ -72,14 +79,15 @@ extension CoordinatorEngine {
         }
         if syncOwed { releaseAheadOfSync() }
         logger.trace("dispatch started", metadata: ["seq": "\(queued.sequence)", "actions": "\(queued.actions.count)"])
-        for index in flights.openIndices {
+        let started = (flights.openIndices.upperBound - queued.actions.count)..<flights.openIndices.upperBound
+        for index in started {
             // Outcomes decided before a restart stand: stores waiting for them may already have read them.
             for output in recoveredDecisions.removeValue(forKey: flights[index].sequence) ?? []
             where flights[index].position(of: output.store) != nil {
                 decide(output, at: index, recorded: true)
             }
         }
-        for index in flights.openIndices {
+        for index in started {
             for (step, progress) in zip(flights[index].plan, flights[index].steps) where progress.awaiting.isEmpty {
                 settle(step.store, at: index)
             }
@@ -103,7 +111,7 @@ extension CoordinatorEngine {
             if ack.epoch == epoch, ack.sequence <= lastCompleted { membership.recordApplied(ack.sequence, by: workerID) }
             return
         }
-        if !ack.timings.isEmpty, let trace = flights.request?.trace, trace.sequence == ack.sequence {
+        if !ack.timings.isEmpty, let trace = flights.trace(of: ack.sequence) {
             trace.acks.append(.init(worker: workerID, arrivedAt: now, timings: ack.timings))
         }
         let flight = flights[index]
@@ -126,23 +134,24 @@ extension CoordinatorEngine {
         completeIfDone()
     }
 
-    /// Completes the dispatches at the head of the request, in order, and answers the request once all have.
+    /// Completes the dispatches in flight that can, in order, and answers each request once all of its have.
     func completeIfDone() {
         var lastOutcomes: [Outcome] = []
         var progressed = false
-        while let flight = flights.takeCompletedHead() {
+        while true {
+            if let request = flights.finishOldest() {
+                answer(request, lastOutcomes: lastOutcomes)
+                lastOutcomes = []
+                continue
+            }
+            guard let flight = flights.takeCompletedHead() else { break }
             lastOutcomes = complete(flight)
             progressed = true
         }
-        guard progressed else { return }
-        guard flights.isRequestComplete else {
-            // The next dispatch is the oldest in flight now: its deadline and re-sends count from here.
-            let head = flights.head!
-            flights[head].deadline = now.advanced(by: configuration.ackTimeout)
-            flights[head].nextResend = now.advanced(by: configuration.firstResend)
-            return
-        }
-        answer(flights.finish(), lastOutcomes: lastOutcomes)
+        // The next dispatch is the oldest in flight now: its deadline and re-sends count from here.
+        guard progressed, let head = flights.head else { return }
+        flights[head].deadline = now.advanced(by: configuration.ackTimeout)
+        flights[head].nextResend = now.advanced(by: configuration.firstResend)
     }
 
     /// Records one completed dispatch, publishes COMPLETED, and returns its outcomes.
@@ -173,7 +182,7 @@ extension CoordinatorEngine {
         log.complete(ReplayEntry(
             epoch: epoch, sequence: flight.sequence, actionType: flight.action.actionType, payload: flight.action.payload,
             error: flight.action.error, plan: flight.plan, outputs: flight.steps.map { $0.settled! }))
-        if flights.request!.isBatch {
+        if flights.oldest!.isBatch {
             let failures = outcomes.isEmpty
                 ? [Outcome(store: "", worker: "", status: .skipped, message: unhandledReason(for: flight.action.actionType), digest: 0)]
                 : outcomes.filter { $0.status != .ok }
@@ -231,11 +240,13 @@ extension CoordinatorEngine {
             // Only replicas that could have answered are written off; those still waiting for a dependency's RELEASE
             // get a new deadline, counted from now, once the outcomes of the ones written off are released. (A real
             // run lost a healthy dependent with its dead dependency when both deadlines fell on one tick.)
-            let answerable = flights[head].silentWorkersNotWaitingForARelease
+            // By sequence, not position: writing a worker off can complete and answer requests, and the positions of
+            // the dispatches still in flight then move down.
+            let (answerable, sequence) = (flights[head].silentWorkersNotWaitingForARelease, flights[head].sequence)
             for worker in answerable.sorted() {
-                markLost(worker, reason: "missed the acknowledgement deadline for #\(flights[head].sequence)")
+                markLost(worker, reason: "missed the acknowledgement deadline for #\(sequence)")
             }
-            if let still = flights.head, flights[still].sequence == flights[head].sequence, !flights[still].silentWorkers.isEmpty {
+            if let still = flights.head, flights[still].sequence == sequence, !flights[still].silentWorkers.isEmpty {
                 flights[still].deadline = now.advanced(by: configuration.ackTimeout)
             }
             completeIfDone()

@@ -16,7 +16,7 @@ extension CoordinatorEngine {
     private func commitLog(deferringSync: Bool) {
         guard !storageFailed else { return }
         // Timed only when a traced request's action or decision is in it.
-        let timed = !tracesAwaitingCommit.isEmpty || (flights.request?.trace != nil && !undeliveredDecisions.isEmpty)
+        let timed = !tracesAwaitingCommit.isEmpty || (!flights.traces.isEmpty && !undeliveredDecisions.isEmpty)
         let began = timed ? clockNow() : now
         do {
             if deferringSync {
@@ -41,11 +41,15 @@ extension CoordinatorEngine {
     /// Makes the last commit durable; then the decisions it holds go out. The shell calls it for `.syncLog`.
     func syncLog() {
         guard syncOwed, !storageFailed else { return }
-        let trace = flights.request?.trace.flatMap { $0.sync == nil && $0.commit != nil ? $0 : nil }
-        let began = trace == nil ? now : clockNow()
+        // Every traced request whose action this sync makes durable: committed, and not synced before.
+        let traces = flights.traces.filter { $0.sync == nil && $0.commit != nil }
+        let began = traces.isEmpty ? now : clockNow()
         do {
             try log.syncCommitted()
-            trace?.sync = began...clockNow()
+            if !traces.isEmpty {
+                let sync = began...clockNow()
+                for trace in traces { trace.sync = sync }
+            }
             syncOwed = false
             releaseDecisions()
         } catch {
@@ -79,12 +83,13 @@ extension CoordinatorEngine {
     func stopOnStorageFailure(_ failure: BusError, because why: String) {
         guard !storageFailed else { return }
         storageFailed = true
+        abandonOwedSync()
         answerWaitersBeforeStopping(failure, because: why)
         reportStorageFailure(failure)
     }
 
     /// Every requester still waiting: for the request in flight, and for those queued behind it.
-    var waitingRequesters: [Requester] { (flights.request?.requesters ?? []) + queue.waitingRequesters }
+    var waitingRequesters: [Requester] { flights.requesters + queue.waitingRequesters }
 
     /// Tells everyone waiting that the coordinator stops, before it does: nothing is dropped without an answer. The
     /// outcome is not known (an action in flight may have been applied, and one logged before will run again after

@@ -49,7 +49,7 @@ extension CoordinatorEngine {
         guard let position = flights[index].position(of: store), let output = flights[index].steps[position].settled else { return }
         flights[index].markReleased(at: position)
         let waiting = Set(flights[index].dependents(of: store).flatMap { membership.connectedReplicas(of: $0) })
-        let trace = flights.request?.trace.flatMap { $0.sequence == flights[index].sequence ? $0 : nil }
+        let trace = flights.trace(of: flights[index].sequence)
         for worker in waiting.sorted() {
             send(.release(.init(epoch: epoch, sequence: flights[index].sequence, outputs: [output])), toWorker: worker)
             trace?.releases.append(.init(store: store, worker: worker, commit: lastTimedCommit, sentAt: clockNow()))

@@ -96,7 +96,7 @@ extension CoordinatorEngine {
 
     /// What is known of a request id: in flight, queued, completed since the last flush, or in the log.
     func knownRequest(_ requestID: String) -> LoggedRequest? {
-        if let request = flights.request, request.requestID == requestID {
+        if let request = flights.request(requestID) {
             return LoggedRequest(fingerprint: request.fingerprint, actionType: request.actionType)
         }
         if let waiting = queue.waiting(requestID) { return waiting }

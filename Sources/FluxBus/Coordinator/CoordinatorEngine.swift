@@ -181,6 +181,15 @@ final class CoordinatorEngine {
         effectsAheadOfSync.append(.syncLog)
     }
 
+    /// The log failed while a sync was owed: that sync will not run, so what was held for after it never goes out,
+    /// and the ERRORs that follow (``stopOnStorageFailure(_:because:)``) are not held behind it.
+    func abandonOwedSync() {
+        guard case .syncLog = effectsAheadOfSync.last else { return }
+        effectsAheadOfSync.removeLast()
+        outbox = Outbox()
+        syncOwed = false
+    }
+
     private func releaseOutbox() -> [CoordinatorEffect] {
         outbox.release(codec: codec) { destination, message in
             switch destination {

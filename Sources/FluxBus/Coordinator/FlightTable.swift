@@ -1,16 +1,30 @@
 import FluxBusProtocol
 
-/// The request in flight and its dispatches: one for a DISPATCH, several for a DISPATCH_BATCH, all published at
-/// once and completed strictly in sequence order. The next request starts only when this one has answered.
+/// The requests in flight and their dispatches: one for a DISPATCH, several for a DISPATCH_BATCH, published when the
+/// request starts and completed strictly in sequence order across requests. Requests are answered in that order too.
+///
+/// A request starts while others are in flight when the dispatches not yet completed, with its own, stay within
+/// ``CoordinatorConfiguration/maxInFlight`` (``admits(_:limit:)``): workers apply every sequence in order anyway, so a
+/// busy bus keeps them supplied instead of idling between requests.
 struct FlightTable {
-    private(set) var request: CurrentRequest?
+    /// A request in flight, and where its dispatches begin in ``flights``.
+    private struct Started {
+        var request: CurrentRequest
+        var start: Int
+    }
+
+    /// Oldest first.
+    private var requests: [Started] = []
+    /// The dispatches of every request in ``requests``, in sequence order.
     private var flights: [InFlightDispatch] = []
     /// How many of ``flights``, from the first, have completed.
     private var completed = 0
-    /// Per worker, the newest sequence of this request already sent to it again directly (``indicesToResend(to:)``).
+    /// Per worker, the newest sequence in flight already sent to it again directly (``indicesToResend(to:)``).
     private var resentThrough: [String: UInt64] = [:]
+    /// How many requests in flight are traced: most are not, and then nothing looks for their traces.
+    private var tracedCount = 0
 
-    var isIdle: Bool { request == nil }
+    var isIdle: Bool { requests.isEmpty }
     /// Dispatches published and not completed.
     var inFlightCount: Int { flights.count - completed }
     /// Positions of the dispatches not completed, oldest first.
@@ -22,14 +36,28 @@ struct FlightTable {
         guard let head, let last = flights.last?.sequence else { return nil }
         return flights[head].sequence...last
     }
+    /// The oldest request in flight: the one whose dispatch completes next.
+    var oldest: CurrentRequest? { requests.first?.request }
+    /// The traces of the traced requests in flight, oldest first.
+    var traces: [RequestTrace] { tracedCount == 0 ? [] : requests.compactMap(\.request.trace) }
+    /// The trace of the request whose dispatch is `sequence`, if that request is traced.
+    func trace(of sequence: UInt64) -> RequestTrace? {
+        tracedCount == 0 ? nil : requests.lazy.compactMap(\.request.trace).first { $0.sequence == sequence }
+    }
+    /// Everyone waiting for a request in flight, oldest request first.
+    var requesters: [Requester] { requests.flatMap(\.request.requesters) }
 
     subscript(index: Int) -> InFlightDispatch { flights[index] }
 
+    /// Whether a request of `count` actions may start now: when nothing is in flight, or when the dispatches not
+    /// completed, with its own, stay within `limit`.
+    func admits(_ count: Int, limit: Int) -> Bool { requests.isEmpty || inFlightCount + count <= limit }
+
     /// Starts a request; its dispatches follow with ``append(_:)``.
     mutating func begin(_ request: CurrentRequest) {
-        precondition(self.request == nil, "one request at a time")
-        self.request = request
-        flights.reserveCapacity(request.count)
+        requests.append(Started(request: request, start: flights.count))
+        if request.trace != nil { tracedCount += 1 }
+        flights.reserveCapacity(flights.count + request.count)
     }
 
     mutating func append(_ flight: InFlightDispatch) { flights.append(flight) }
@@ -41,10 +69,19 @@ struct FlightTable {
         return index >= completed && index < flights.count ? index : nil
     }
 
-    /// A retry of the request in flight joins it: each connection once, up to `maximum` requesters.
+    /// A retry of a request in flight joins it: each connection once, up to `maximum` requesters.
     mutating func addRequester(_ requester: Requester, maximum: Int) -> RetryAdmission {
-        guard request?.requestID == requester.requestID else { return .notWaiting }
-        return RetryAdmission.admit(requester, to: &request!.requesters, maximum: maximum)
+        guard let position = position(of: requester.requestID) else { return .notWaiting }
+        return RetryAdmission.admit(requester, to: &requests[position].request.requesters, maximum: maximum)
+    }
+
+    /// The request in flight with this id, if any.
+    func request(_ requestID: String) -> CurrentRequest? { position(of: requestID).map { requests[$0].request } }
+
+    private func position(of requestID: String) -> Int? {
+        guard !requestID.isEmpty else { return nil }
+        // From the newest: a retry usually follows its request closely.
+        return requests.lastIndex { $0.request.requestID == requestID }
     }
 
     /// Takes the oldest dispatch if every store in it has settled; dispatches complete in sequence order only.
@@ -54,9 +91,9 @@ struct FlightTable {
         return flights[head]
     }
 
-    /// What to send a silent worker again: the oldest open dispatch, and every later one not yet sent it again in this
-    /// request. A worker that lost a batch's ACTIONs at once (one BUNDLE on PUB) so learns of them all in one round trip,
-    /// and a slow one is sent each dispatch of the request again at most once, not once per dispatch ahead of it.
+    /// What to send a silent worker again: the oldest open dispatch, and every later one in flight not yet sent it
+    /// again. A worker that lost a batch's ACTIONs at once (one BUNDLE on PUB) so learns of them all in one round
+    /// trip, and a slow one is sent each dispatch again at most once, not once per dispatch ahead of it.
     mutating func indicesToResend(to worker: String) -> [Int] {
         guard let head, let last = flights.last?.sequence else { return [] }
         let already = resentThrough[worker] ?? 0
@@ -64,23 +101,28 @@ struct FlightTable {
         return [head] + ((head + 1)..<flights.count).filter { flights[$0].sequence > already }
     }
 
-    /// Whether every dispatch of the request has completed.
-    var isRequestComplete: Bool { request != nil && completed == flights.count }
-
-    /// Adds a batch's outcomes that were not ok, for its BATCH_RESULT.
+    /// Adds a batch's outcomes that were not ok, for its BATCH_RESULT: the oldest request's, whose dispatch completed.
     mutating func recordFailures(_ failures: [BatchFailure]) {
-        request?.failures += failures
+        guard !requests.isEmpty else { return }
+        requests[0].request.failures += failures
     }
 
-    /// Ends the request once all its dispatches completed, and returns it for the answer.
-    mutating func finish() -> CurrentRequest {
-        precondition(isRequestComplete, "a request ends when all its dispatches have completed")
-        defer {
-            request = nil
+    /// Ends the oldest request if all its dispatches have completed, and returns it for the answer.
+    mutating func finishOldest() -> CurrentRequest? {
+        guard let oldest = requests.first else { return nil }
+        let end = requests.count > 1 ? requests[1].start : flights.count
+        guard completed >= end else { return nil }
+        requests.removeFirst()
+        if oldest.request.trace != nil { tracedCount -= 1 }
+        if requests.isEmpty {
             flights.removeAll(keepingCapacity: flights.count <= 64)
-            completed = 0
             resentThrough.removeAll()
+        } else {
+            // The completed dispatches go with their request; the positions of the others move down.
+            flights.removeFirst(end)
+            for position in requests.indices { requests[position].start -= end }
         }
-        return request!
+        completed -= end
+        return oldest.request
     }
 }

@@ -65,6 +65,9 @@ struct RequestQueue {
     var isEmpty: Bool { entries.isEmpty }
     var count: Int { entries.count }
 
+    /// How many actions the next request holds.
+    var nextSize: Int? { entries.elements.first?.actions.count }
+
     /// Whether `count` more actions fit.
     func hasRoom(for count: Int) -> Bool { actionCount + count <= limit }
 
