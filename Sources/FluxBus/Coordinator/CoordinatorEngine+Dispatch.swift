@@ -136,22 +136,29 @@ extension CoordinatorEngine {
 
     /// Completes the dispatches in flight that can, in order, and answers each request once all of its have.
     func completeIfDone() {
-        var lastOutcomes: [Outcome] = []
+        // A request with nothing to run (all of it completed before a restart) ends before any dispatch does.
+        answerFinished(lastOutcomes: [])
         var progressed = false
-        while true {
-            if let request = flights.finishOldest() {
-                answer(request, lastOutcomes: lastOutcomes)
-                lastOutcomes = []
-                continue
-            }
-            guard let flight = flights.takeCompletedHead() else { break }
-            lastOutcomes = complete(flight)
+        while let flight = flights.takeCompletedHead() {
+            answerFinished(lastOutcomes: complete(flight))
             progressed = true
         }
         // The next dispatch is the oldest in flight now: its deadline and re-sends count from here.
         guard progressed, let head = flights.head else { return }
         flights[head].deadline = now.advanced(by: configuration.ackTimeout)
         flights[head].nextResend = now.advanced(by: configuration.firstResend)
+    }
+
+    /// Answers the oldest requests in flight while all their dispatches have completed; the first gets the outcomes
+    /// of the dispatch that completed last.
+    private func answerFinished(lastOutcomes: [Outcome]) {
+        var outcomes = lastOutcomes
+        while true {
+            let finished = flights.finishOldest()
+            guard let finished else { return }
+            answer(finished, lastOutcomes: outcomes)
+            outcomes = []
+        }
     }
 
     /// Records one completed dispatch, publishes COMPLETED, and returns its outcomes.
