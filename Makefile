@@ -5,7 +5,7 @@ PYTHON ?= python3
 # pyzmq's wheels bundle their own libzmq; pinned so that every machine runs the same.
 PYZMQ := 27.3.0
 
-.PHONY: deps deps-system deps-python test verify-deploy example docs demo build release bench fuzz simulate clean
+.PHONY: deps deps-system deps-python test verify-deploy example docs demo build release release-smoke bench fuzz simulate clean
 
 # Install what a fresh Debian machine with Swift lacks: libzmq and SQLite (and pkg-config to find them), and a virtual
 # environment .venv with pyzmq for the end-to-end tests' foreign worker.
@@ -44,6 +44,14 @@ test: deps
 	@$(MAKE) --no-print-directory docs
 	SWIFT_DETERMINISTIC_HASHING=1 $(SWIFT) test --skip-build --no-parallel
 	$(MAKE) fuzz
+	@$(MAKE) --no-print-directory release-smoke
+
+# The optimized build is what users run, and the tests run the debug one: an optimizer-only defect (a release build
+# once crashed on a runtime exclusivity check at its first dispatch, which every test passed) shows here. Every
+# bench scenario, small, with the release binary: it fails on a scenario that fails, never on a figure.
+release-smoke:
+	$(SWIFT) build -c release --product fluxbus
+	.build/release/fluxbus bench --quick
 
 # docs/GUIDE.md part 7's package of your own, Examples/TodoSync, built as a user builds it: a package of its own in
 # $(EXAMPLE)/TodoSync, with FluxBus by `.package(path: "../FluxBus")`, a link to this checkout. The build must print
