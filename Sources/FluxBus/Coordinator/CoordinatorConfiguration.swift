@@ -55,7 +55,7 @@ public struct CoordinatorConfiguration: Sendable {
     /// The most dispatches in flight at once (`--max-in-flight`): a request starts while others are in flight when the
     /// dispatches not yet completed, with its own, stay within it; one that does not fit starts alone. Workers apply
     /// every sequence in order whatever it is; 1 starts each request only when the one before has been answered, as
-    /// DESIGN.md's lock step had it. At most ``AckMemory``'s 4,096, what a worker remembers to acknowledge again.
+    /// DESIGN.md's lock step had it. At most 4,096: what a worker remembers, to acknowledge a dispatch again.
     public var maxInFlight = 4_096
     /// The most actions one DISPATCH_BATCH may hold. The worker keeps at most 10,000 actions that arrive ahead of
     /// their turn, so a batch stays below that.
@@ -85,7 +85,7 @@ public struct CoordinatorConfiguration: Sendable {
     /// How often the coordinator checks liveness, deadlines and re-sends.
     public var tickInterval: Duration
     /// How long a COMPLETED may wait for the next publication, an ACTION usually, to go out with it in one BUNDLE
-    /// (`--completed-window`). A lock-step client's next dispatch comes within it, so each worker wakes once per
+    /// (`--completed-window-ms`). A lock-step client's next dispatch comes within it, so each worker wakes once per
     /// dispatch instead of twice; readers of the stream see a COMPLETED up to this much later. Zero publishes each
     /// at once.
     public var completedWindow: Duration = .milliseconds(1)

@@ -55,9 +55,11 @@ struct FlightTable {
 
     /// Starts a request; its dispatches follow with ``append(_:)``.
     mutating func begin(_ request: CurrentRequest) {
+        // Reserved only from empty: reserving a little more for each of many small requests would reallocate the
+        // array every time, where appending grows it geometrically.
+        if flights.isEmpty { flights.reserveCapacity(request.count) }
         requests.append(Started(request: request, start: flights.count))
         if request.trace != nil { tracedCount += 1 }
-        flights.reserveCapacity(flights.count + request.count)
     }
 
     mutating func append(_ flight: InFlightDispatch) { flights.append(flight) }
