@@ -19,7 +19,7 @@ struct FaultPlan: CustomStringConvertible {
     var coordinatorCrashRate = 0.0
     /// Per second: chance that a worker stalls (a slow handler, a GC-like pause) for 0.05–1.5 s.
     var stallRate = 0.0
-    /// Chance that one log flush fails; the coordinator then stops, as the real one exits 5.
+    /// Chance that one log flush, or one sync of a commit, fails; the coordinator then stops, as the real one exits 5.
     var flushFailure = 0.0
     /// Per second: chance that the coordinator stalls (SIGSTOP, a VM pause, a stalled disk) for 0.2–3 s.
     var coordinatorStallRate = 0.0

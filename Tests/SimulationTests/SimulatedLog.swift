@@ -97,7 +97,7 @@ final class SimulatedDisk {
 /// a mark lies beside the log; and it poses as a log in a data directory, so that the engine treats it as durable.
 final class SimulatedLog: LogStorage {
     let disk: SimulatedDisk
-    /// Asked before every flush that has something to write: true fails it.
+    /// Asked before every flush that has something to write, and every sync that has something to sync: true fails it.
     private let flushFails: () -> Bool
     private let log: MemoryLog
     private var lastAppended: UInt64 = 0
@@ -146,9 +146,14 @@ final class SimulatedLog: LogStorage {
         return true
     }
 
+    /// A sync may fail too, as an fsync that reports an I/O error: then nothing in the commit is known durable.
     func syncCommitted() throws {
         guard let through = owedThrough else { return }
         owedThrough = nil
+        if flushFails() {
+            disk.failedFlushes += 1
+            throw BusError(code: .storage, message: "simulated: the disk's fsync failed")
+        }
         disk.synced(through: through)
     }
 

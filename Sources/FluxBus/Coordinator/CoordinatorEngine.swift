@@ -181,11 +181,12 @@ final class CoordinatorEngine {
         effectsAheadOfSync.append(.syncLog)
     }
 
-    /// The log failed while a sync was owed: that sync will not run, so what was held for after it never goes out,
-    /// and the ERRORs that follow (``stopOnStorageFailure(_:because:)``) are not held behind it.
+    /// The log failed while a sync was owed (the sync itself, or a later commit before it ran): what was held to go
+    /// out after that sync never does, since it may tell of actions the disk does not hold, and the ERRORs that
+    /// follow (``stopOnStorageFailure(_:because:)``) are not held behind a sync that will not run.
     func abandonOwedSync() {
-        guard case .syncLog = effectsAheadOfSync.last else { return }
-        effectsAheadOfSync.removeLast()
+        guard syncOwed else { return }
+        if case .syncLog = effectsAheadOfSync.last { effectsAheadOfSync.removeLast() }
         outbox = Outbox()
         syncOwed = false
     }
