@@ -4,17 +4,20 @@ import FluxBusProtocol
 /// wait for the next publication (``HeldCompletions``).
 extension CoordinatorEngine {
     func publish(_ message: consuming Message) {
+        // Seen by the shell (its metrics count completions) when it is made, not when it leaves: a COMPLETED held for
+        // the next ACTION has completed already.
+        if let outgoing { outgoing(&message) }
         if case .completed = message, configuration.completedWindow > .zero, !isShuttingDown {
             return heldCompletions.hold(message, at: now, window: configuration.completedWindow)
         }
         releaseHeldCompletions()
-        publishNow(message)
+        holdForTheStream(message)
     }
 
     /// Publishes the COMPLETEDs held (``HeldCompletions``), ahead of whatever is published next.
     func releaseHeldCompletions() {
         guard !heldCompletions.isEmpty else { return }
-        for completed in heldCompletions.take() { publishNow(completed) }
+        for completed in heldCompletions.take() { holdForTheStream(completed) }
     }
 
     func endCompletedWindow() {
@@ -28,10 +31,8 @@ extension CoordinatorEngine {
     /// sets a timer for it, which hands the engine ``CoordinatorInput/completedWindowEnded``.
     var heldCompletionsUntil: MonotonicTime? { heldCompletions.until }
 
-    private func publishNow(_ message: consuming Message) {
+    private func holdForTheStream(_ message: consuming Message) {
         lastPublishAt = now
-        guard let outgoing else { return outbox.hold(message, for: .stream) }
-        outgoing(&message)
         outbox.hold(message, for: .stream)
     }
 }
