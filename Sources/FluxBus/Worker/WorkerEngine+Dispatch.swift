@@ -94,7 +94,7 @@ extension WorkerEngine {
                 dispatch.timing!.ran(store.name, ready: now, started: started, finished: clockNow())
             }
             lastRuns[store.name] = (dispatch.sequence, result)
-            emit(.applied(sequence: dispatch.sequence, store: store.name, status: result.status))
+            if reportsApplied { emit(.applied(sequence: dispatch.sequence, store: store.name, status: result.status)) }
             logger.debug("applied", metadata: [
                 "seq": "\(dispatch.sequence)", "store": "\(store.name)", "status": "\(result.status)", "replay": "\(dispatch.isReplay)",
             ])

@@ -69,6 +69,7 @@ final class WorkerShell {
         self.logger = logger
         self.onStop = onStop
         engine.keepsCheckpoint = checkpointFile != nil
+        engine.reportsApplied = journal != nil || metrics != nil || (configuration.reportsEvents && configuration.reportsAppliedEvents)
     }
 
     /// Hands one input to the engine, then carries out what it caused.
