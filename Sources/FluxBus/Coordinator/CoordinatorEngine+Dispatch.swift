@@ -56,6 +56,7 @@ extension CoordinatorEngine {
         let deadline = now.advanced(by: configuration.ackTimeout)
         let nextResend = now.advanced(by: configuration.firstResend)
         let traceparent = queued.trace?.context.description ?? ""
+        let firstNew = flights.openIndices.upperBound
         for (offset, item) in queued.actions.enumerated() {
             let planned = plans[item.actionType] ?? {
                 let (plan, awaiting) = participants(in: queued.plans?[item.actionType] ?? plan(for: item.actionType))
@@ -79,7 +80,7 @@ extension CoordinatorEngine {
         }
         if syncOwed { releaseAheadOfSync() }
         logger.trace("dispatch started", metadata: ["seq": "\(queued.sequence)", "actions": "\(queued.actions.count)"])
-        let started = (flights.openIndices.upperBound - queued.actions.count)..<flights.openIndices.upperBound
+        let started = firstNew..<flights.openIndices.upperBound
         for index in started {
             // Outcomes decided before a restart stand: stores waiting for them may already have read them.
             for output in recoveredDecisions.removeValue(forKey: flights[index].sequence) ?? []

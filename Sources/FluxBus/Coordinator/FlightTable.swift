@@ -7,16 +7,24 @@ import FluxBusProtocol
 /// ``CoordinatorConfiguration/maxInFlight`` (``admits(_:limit:)``): workers apply every sequence in order anyway, so a
 /// busy bus keeps them supplied instead of idling between requests.
 struct FlightTable {
-    /// A request in flight, and where its dispatches begin in ``flights``.
+    /// A request in flight, and where its dispatches begin, counted over every dispatch ever appended.
     private struct Started {
         var request: CurrentRequest
-        var start: Int
+        let start: Int
     }
 
-    /// Oldest first.
-    private var requests: [Started] = []
-    /// The dispatches of every request in ``requests``, in sequence order.
+    /// Oldest first. A queue, and ``flights`` keeps its completed front until it is long: a window of thousands of
+    /// small requests would otherwise shift both arrays whole each time one is answered.
+    private var requests = FIFO<Started>()
+    /// Requests answered so far: a request's place in ``requests`` is its ordinal less this.
+    private var finished = 0
+    /// Request id → the ordinal of the request in flight under it, so that a DISPATCH is checked against the
+    /// requests in flight without a scan of them.
+    private var ordinals: [String: Int] = [:]
+    /// The dispatches of every request in ``requests``, in sequence order, after some that completed.
     private var flights: [InFlightDispatch] = []
+    /// How many dispatches were removed from the front of ``flights`` so far.
+    private var dropped = 0
     /// How many of ``flights``, from the first, have completed.
     private var completed = 0
     /// Per worker, the newest sequence in flight already sent to it again directly (``indicesToResend(to:)``).
@@ -37,15 +45,15 @@ struct FlightTable {
         return flights[head].sequence...last
     }
     /// The oldest request in flight: the one whose dispatch completes next.
-    var oldest: CurrentRequest? { requests.first?.request }
+    var oldest: CurrentRequest? { requests.elements.first?.request }
     /// The traces of the traced requests in flight, oldest first.
-    var traces: [RequestTrace] { tracedCount == 0 ? [] : requests.compactMap(\.request.trace) }
+    var traces: [RequestTrace] { tracedCount == 0 ? [] : requests.elements.compactMap(\.request.trace) }
     /// The trace of the request whose dispatch is `sequence`, if that request is traced.
     func trace(of sequence: UInt64) -> RequestTrace? {
-        tracedCount == 0 ? nil : requests.lazy.compactMap(\.request.trace).first { $0.sequence == sequence }
+        tracedCount == 0 ? nil : requests.elements.lazy.compactMap(\.request.trace).first { $0.sequence == sequence }
     }
     /// Everyone waiting for a request in flight, oldest request first.
-    var requesters: [Requester] { requests.flatMap(\.request.requesters) }
+    var requesters: [Requester] { requests.elements.flatMap(\.request.requesters) }
 
     subscript(index: Int) -> InFlightDispatch { flights[index] }
 
@@ -58,7 +66,8 @@ struct FlightTable {
         // Reserved only from empty: reserving a little more for each of many small requests would reallocate the
         // array every time, where appending grows it geometrically.
         if flights.isEmpty { flights.reserveCapacity(request.count) }
-        requests.append(Started(request: request, start: flights.count))
+        if !request.requestID.isEmpty { ordinals[request.requestID] = finished + requests.count }
+        requests.push(Started(request: request, start: dropped + flights.count))
         if request.trace != nil { tracedCount += 1 }
     }
 
@@ -73,17 +82,15 @@ struct FlightTable {
 
     /// A retry of a request in flight joins it: each connection once, up to `maximum` requesters.
     mutating func addRequester(_ requester: Requester, maximum: Int) -> RetryAdmission {
-        guard let position = position(of: requester.requestID) else { return .notWaiting }
-        return RetryAdmission.admit(requester, to: &requests[position].request.requesters, maximum: maximum)
+        guard let ordinal = ordinals[requester.requestID] else { return .notWaiting }
+        return requests.update(at: ordinal - finished) {
+            RetryAdmission.admit(requester, to: &$0.request.requesters, maximum: maximum)
+        } ?? .notWaiting
     }
 
     /// The request in flight with this id, if any.
-    func request(_ requestID: String) -> CurrentRequest? { position(of: requestID).map { requests[$0].request } }
-
-    private func position(of requestID: String) -> Int? {
-        guard !requestID.isEmpty else { return nil }
-        // From the newest: a retry usually follows its request closely.
-        return requests.lastIndex { $0.request.requestID == requestID }
+    func request(_ requestID: String) -> CurrentRequest? {
+        ordinals[requestID].map { requests.elements[requests.elements.startIndex + $0 - finished].request }
     }
 
     /// Takes the oldest dispatch if every store in it has settled; dispatches complete in sequence order only.
@@ -105,26 +112,31 @@ struct FlightTable {
 
     /// Adds a batch's outcomes that were not ok, for its BATCH_RESULT: the oldest request's, whose dispatch completed.
     mutating func recordFailures(_ failures: [BatchFailure]) {
-        guard !requests.isEmpty else { return }
-        requests[0].request.failures += failures
+        requests.updateFirst { $0.request.failures += failures }
     }
 
     /// Ends the oldest request if all its dispatches have completed, and returns it for the answer.
     mutating func finishOldest() -> CurrentRequest? {
-        guard let oldest = requests.first else { return nil }
-        let end = requests.count > 1 ? requests[1].start : flights.count
+        guard let oldest = requests.elements.first else { return nil }
+        let next = requests.elements.dropFirst().first
+        let end = next.map { $0.start - dropped } ?? flights.count
         guard completed >= end else { return nil }
-        requests.removeFirst()
+        _ = requests.pop()
+        finished += 1
+        if ordinals[oldest.request.requestID] == finished - 1 { ordinals[oldest.request.requestID] = nil }
         if oldest.request.trace != nil { tracedCount -= 1 }
         if requests.isEmpty {
+            dropped += flights.count
             flights.removeAll(keepingCapacity: flights.count <= 64)
+            completed = 0
             resentThrough.removeAll()
-        } else {
-            // The completed dispatches go with their request; the positions of the others move down.
+        } else if end > 1_024, end * 2 > flights.count {
+            // The completed dispatches before the oldest request still in flight go; the positions of the others move
+            // down. Rarely: each removal shifts the whole array.
+            dropped += end
             flights.removeFirst(end)
-            for position in requests.indices { requests[position].start -= end }
+            completed -= end
         }
-        completed -= end
         return oldest.request
     }
 }

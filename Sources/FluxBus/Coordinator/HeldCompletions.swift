@@ -8,7 +8,7 @@ import FluxBusProtocol
 /// until the next ACTION, it goes in the same BUNDLE, ahead of it: each worker wakes once per dispatch, and the stream
 /// keeps its order. When nothing follows within the window, the COMPLETEDs go out alone when it ends.
 struct HeldCompletions {
-    private(set) var messages: [Message] = []
+    private var messages: [Message] = []
     /// When the oldest held COMPLETED's window ends; nil when none is held.
     private(set) var until: MonotonicTime?
 

@@ -9,9 +9,13 @@ struct FIFO<Element> {
     mutating func push(_ element: Element) { storage.append(element) }
 
     /// Changes the first element in place, if there is one.
-    mutating func updateFirst(_ change: (inout Element) -> Void) {
-        guard head < storage.count else { return }
-        change(&storage[head])
+    mutating func updateFirst(_ change: (inout Element) -> Void) { update(at: 0, change) }
+
+    /// Changes the element `offset` places from the first in place, if there is one.
+    @discardableResult
+    mutating func update<Result>(at offset: Int, _ change: (inout Element) -> Result) -> Result? {
+        guard offset >= 0, head + offset < storage.count else { return nil }
+        return change(&storage[head + offset])
     }
 
     /// The elements waiting, oldest first.
