@@ -190,7 +190,7 @@ extension CoordinatorEngine {
         log.complete(ReplayEntry(
             epoch: epoch, sequence: flight.sequence, actionType: flight.action.actionType, payload: flight.action.payload,
             error: flight.action.error, plan: flight.plan, outputs: flight.steps.map { $0.settled! }))
-        if flights.oldest!.isBatch {
+        if flights.oldestIsBatch {
             let failures = outcomes.isEmpty
                 ? [Outcome(store: "", worker: "", status: .skipped, message: unhandledReason(for: flight.action.actionType), digest: 0)]
                 : outcomes.filter { $0.status != .ok }

@@ -44,8 +44,11 @@ struct FlightTable {
         guard let head, let last = flights.last?.sequence else { return nil }
         return flights[head].sequence...last
     }
-    /// The oldest request in flight: the one whose dispatch completes next.
-    var oldest: CurrentRequest? { requests.elements.first?.request }
+    /// Whether the oldest request in flight, the one whose dispatch completes next, is a batch.
+    var oldestIsBatch: Bool {
+        let waiting = requests.elements
+        return !waiting.isEmpty && waiting[waiting.startIndex].request.isBatch
+    }
     /// The traces of the traced requests in flight, oldest first.
     var traces: [RequestTrace] { tracedCount == 0 ? [] : requests.elements.compactMap(\.request.trace) }
     /// The trace of the request whose dispatch is `sequence`, if that request is traced.
@@ -117,11 +120,12 @@ struct FlightTable {
 
     /// Ends the oldest request if all its dispatches have completed, and returns it for the answer.
     mutating func finishOldest() -> CurrentRequest? {
-        guard let oldest = requests.elements.first else { return nil }
-        let next = requests.elements.dropFirst().first
-        let end = next.map { $0.start - dropped } ?? flights.count
-        guard completed >= end else { return nil }
-        _ = requests.pop()
+        // Asked after every completed dispatch, and usually no: the positions are read in place, and the request is
+        // taken out only when it ends.
+        let waiting = requests.elements
+        guard !waiting.isEmpty else { return nil }
+        let end = waiting.count > 1 ? waiting[waiting.startIndex + 1].start - dropped : flights.count
+        guard completed >= end, let oldest = requests.pop() else { return nil }
         finished += 1
         if ordinals[oldest.request.requestID] == finished - 1 { ordinals[oldest.request.requestID] = nil }
         if oldest.request.trace != nil { tracedCount -= 1 }
