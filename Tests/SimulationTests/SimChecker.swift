@@ -300,6 +300,10 @@ final class SimChecker {
         if let half = cluster.disk.incompleteSnapshotsRecorded.first {
             return fail("the log recorded the snapshot \(half) before all its chunks were written and checked")
         }
+        // A coordinator whose log failed refuses everything: only its exit lets the operator (or systemd) restart it.
+        if cluster.coordinator?.storageFailed == true {
+            return fail("the coordinator's log failed, and it did not stop: its .storageFailed effect never reached the shell")
+        }
         for node in cluster.workers {
             guard let engine = node.engine else { continue }
             check(node.id, engine, SimLedger.self, ids: \.state)

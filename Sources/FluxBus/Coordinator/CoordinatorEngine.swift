@@ -181,12 +181,16 @@ final class CoordinatorEngine {
         effectsAheadOfSync.append(.syncLog)
     }
 
-    /// The log failed while a sync was owed (the sync itself, or a later commit before it ran): what was held to go
-    /// out after that sync never does, since it may tell of actions the disk does not hold, and the ERRORs that
-    /// follow (``stopOnStorageFailure(_:because:)``) are not held behind a sync that will not run.
+    /// The log failed: nothing held behind a sync goes out, since it may tell of actions the disk does not hold, and
+    /// the ERRORs and the stop that follow (``stopOnStorageFailure(_:because:)``) are not held behind a sync that
+    /// will not run. Everything from the first sync of this pass on is dropped: requests that overlap start several
+    /// in one pass, each with its sync, and a shell stops performing at a sync that finds the log failed, so one left
+    /// there would swallow the stop and leave a coordinator running that refuses everything (simulator seed 107).
     func abandonOwedSync() {
+        if let firstSync = effectsAheadOfSync.firstIndex(where: { if case .syncLog = $0 { true } else { false } }) {
+            effectsAheadOfSync.removeSubrange(firstSync...)
+        }
         guard syncOwed else { return }
-        if case .syncLog = effectsAheadOfSync.last { effectsAheadOfSync.removeLast() }
         outbox = Outbox()
         syncOwed = false
     }
