@@ -88,11 +88,11 @@ struct WorkerOwnersTests {
         let sent = catchUp.mayFetch(through: 20, applied: 5, at: .zero)
         let again = catchUp.mayFetch(through: 20, applied: 5, at: soon)
         // An answer that brought nothing keeps the pacing: no FETCH loop for what has not completed yet.
-        catchUp.answerEnded(applied: 5)
+        catchUp.answerEnded(applied: 5, at: soon)
         let afterNothing = catchUp.mayFetch(through: 20, applied: 5, at: soon)
         let afterPause = catchUp.mayFetch(through: 20, applied: 5, at: .zero.advanced(by: .seconds(1)))
         // One that moved the worker on lets the next go at once.
-        catchUp.answerEnded(applied: 12)
+        catchUp.answerEnded(applied: 12, at: .zero.advanced(by: .seconds(1)))
         let afterProgress = catchUp.mayFetch(through: 20, applied: 12, at: .zero.advanced(by: .seconds(1)))
         #expect(sent && !again && !afterNothing && afterPause && afterProgress)
 
@@ -112,11 +112,11 @@ struct WorkerOwnersTests {
         let first = catchUp.fetchAhead(at: soon)
         let second = catchUp.fetchAhead(at: soon)  // one ahead at a time
         // The first answer ends: the FETCH sent ahead is the outstanding one, so no other goes at once…
-        catchUp.answerEnded(applied: window)
+        catchUp.answerEnded(applied: window, at: soon)
         let anotherAtOnce = catchUp.mayFetch(through: 2 * window, applied: window, at: soon)
         // …and its answer arriving sends the window after it, up to what completed.
         let next = catchUp.fetchAhead(at: soon)
-        catchUp.answerEnded(applied: 2 * window)
+        catchUp.answerEnded(applied: 2 * window, at: soon)
         let beyondCompleted = catchUp.fetchAhead(at: soon)
         // A FETCH unanswered for a second is forgotten with what was sent ahead of it.
         let later = soon.advanced(by: .seconds(1))
@@ -125,6 +125,24 @@ struct WorkerOwnersTests {
         #expect(beforeAsking == nil && asked && first == (window + 1)...(2 * window) && second == nil)
         #expect(!anotherAtOnce && next == (2 * window + 1)...(3 * window) && beyondCompleted == nil)
         #expect(overdue && afterOverdue == nil)
+    }
+
+    @Test func aFetchWhoseAnswerKeepsArrivingIsNotAskedAgain() {
+        var catchUp = CatchUp()
+        let window = CatchUp.defaultWindow
+        catchUp.heardCompleted(2 * window)
+        func at(_ milliseconds: Int) -> MonotonicTime { .zero.advanced(by: .milliseconds(milliseconds)) }
+        _ = catchUp.mayFetch(through: window, applied: 0, at: at(0))
+        _ = catchUp.fetchAhead(at: at(10))
+        // Slow handlers: the window's REPLAYs take longer than `retryAfter` to apply, but keep coming.
+        catchUp.answerArriving(at: at(900))
+        let whileArriving = catchUp.fetchOverdue(at: at(1_500)) || catchUp.mayFetch(through: window, applied: 10, at: at(1_500))
+        // The answer ends late: the FETCH sent ahead waits from then, not from when it was sent.
+        catchUp.answerEnded(applied: window, at: at(2_500))
+        let aheadAfterTheEnd = catchUp.fetchOverdue(at: at(3_000))
+        // Silence for `retryAfter` is what makes a FETCH overdue.
+        let silent = catchUp.fetchOverdue(at: at(3_500))
+        #expect(!whileArriving && !aheadAfterTheEnd && silent)
     }
 }
 

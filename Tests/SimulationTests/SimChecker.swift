@@ -244,7 +244,7 @@ final class SimChecker {
         truth.forgetRuns(after: sequence)
         model.restart()
         for node in cluster.workers {
-            guard let engine = node.engine, engine.storesByName.keys.contains(where: { engine.appliedSequence(of: $0) > sequence })
+            guard let engine = node.engine, engine.storesByName.names.contains(where: { engine.appliedSequence(of: $0) > sequence })
             else { continue }
             holdingLost.insert(node.id)
         }

@@ -8,14 +8,16 @@ struct CatchUp {
     static let defaultWindow: UInt64 = 8_192
     /// At most this many sequences per FETCH (the simulator uses small ones, to catch up in many windows).
     let window: UInt64
-    /// An unanswered FETCH is sent again after this long, not before.
+    /// A FETCH is sent again once this long has passed without a REPLAY, not before. Counted from the last REPLAY, not
+    /// from the FETCH: a window of slow handlers takes longer than this to apply, and asking again for what is still
+    /// arriving would have the coordinator read and send it twice.
     static let retryAfter: Duration = .seconds(1)
 
     /// The newest sequence the coordinator has told us about (ACTION, HEARTBEAT, COMPLETED, WELCOME).
     private(set) var knownSequence: UInt64 = 0
     /// The newest sequence the coordinator has told us completed.
     private var knownCompleted: UInt64 = 0
-    /// When the FETCH still unanswered was sent.
+    /// When the FETCH still unanswered was sent, or the last REPLAY arrived since.
     private var fetchSentAt: MonotonicTime?
     /// The end of the range the last FETCH asked for.
     private var fetchingThrough: UInt64 = 0
@@ -23,7 +25,7 @@ struct CatchUp {
     private(set) var appliedWhenAsked: UInt64 = 0
     /// A FETCH sent ahead, for the completed window after `fetchingThrough`, while that one's answer is arriving: the
     /// coordinator then reads the next window while the worker applies this one, instead of each waiting for the other.
-    private var ahead: (through: UInt64, sentAt: MonotonicTime)?
+    private var aheadThrough: UInt64?
     /// How many FETCHes went ahead, for the simulator's report.
     private(set) var fetchesAhead = 0
 
@@ -91,22 +93,28 @@ struct CatchUp {
     /// a time, and only sequences the coordinator said completed: a FETCH for one still in flight would have its ACTION
     /// sent again.
     mutating func fetchAhead(at now: MonotonicTime) -> ClosedRange<UInt64>? {
-        guard fetchSentAt != nil, ahead == nil, knownCompleted > fetchingThrough else { return nil }
+        guard fetchSentAt != nil, aheadThrough == nil, knownCompleted > fetchingThrough else { return nil }
         let range = (fetchingThrough + 1)...min(knownCompleted, fetchingThrough + window)
-        ahead = (range.upperBound, now)
+        aheadThrough = range.upperBound
         fetchesAhead += 1
         return range
     }
 
-    /// The REPLAY that ends a FETCH's answer arrived, and the worker has applied what it brought: `applied` now. The
-    /// FETCH sent ahead, if any, is the one outstanding from here. Otherwise an answer that moved the worker on lets
-    /// the next FETCH go at once; one that brought nothing new keeps the pacing, so that a worker never asks in a loop
-    /// for what the coordinator has not completed yet.
-    mutating func answerEnded(applied: UInt64) {
-        if let next = ahead {
-            ahead = nil
-            fetchSentAt = next.sentAt
-            fetchingThrough = next.through
+    /// A REPLAY arrived: the FETCH outstanding is being answered, so its wait for a retry starts again.
+    mutating func answerArriving(at now: MonotonicTime) {
+        if fetchSentAt != nil { fetchSentAt = now }
+    }
+
+    /// The REPLAY that ends a FETCH's answer arrived at `now`, and the worker has applied what it brought: `applied`
+    /// now. The FETCH sent ahead, if any, is the one outstanding from here, its wait starting now: its answer queued
+    /// behind this one. Otherwise an answer that moved the worker on lets the next FETCH go at once; one that brought
+    /// nothing new keeps the pacing, so that a worker never asks in a loop for what the coordinator has not completed
+    /// yet.
+    mutating func answerEnded(applied: UInt64, at now: MonotonicTime) {
+        if let next = aheadThrough {
+            aheadThrough = nil
+            fetchSentAt = now
+            fetchingThrough = next
             appliedWhenAsked = applied
             return
         }
@@ -117,7 +125,7 @@ struct CatchUp {
     /// answer, if any comes, is applied like any other REPLAY.
     mutating func answered() {
         fetchSentAt = nil
-        ahead = nil
+        aheadThrough = nil
     }
 
     /// Whether the FETCH sent has gone unanswered too long; if so, it is forgotten with any sent ahead, and catching
@@ -125,7 +133,7 @@ struct CatchUp {
     mutating func fetchOverdue(at now: MonotonicTime) -> Bool {
         guard let sent = fetchSentAt, now - sent >= Self.retryAfter else { return false }
         fetchSentAt = nil
-        ahead = nil
+        aheadThrough = nil
         return true
     }
 }

@@ -10,7 +10,7 @@ extension WorkerEngine {
         catchUp.heard(of: action.sequence)
         #if DEBUG
         if plantedBug == .workerAcknowledgesBeforeApplying, action.sequence > lastApplied {
-            let hosted = action.plan.filter { storesByName[$0.store] != nil }
+            let hosted = action.plan.filter { storesByName.hosts($0.store) }
             send(.ack(.init(epoch: epoch, sequence: action.sequence, results: hosted.map {
                 StoreResult(store: $0.store, status: .ok, message: "", digest: 0)
             })))
@@ -77,7 +77,8 @@ extension WorkerEngine {
         guard var dispatch = current.take() else { return }
         var fresh: [StoreResult] = []
         while let ready = dispatch.nextRunnable() {
-            let store = storesByName[ready.store]!
+            let position = storesByName.index(of: ready.store)!
+            let store = stores[position]
             // A replayed result is only reported when the bus has no outcome for the store: it is digested then.
             let reported = !dispatch.isReplay || dispatch.unknownOnTheBus.contains(store.name)
             let result: StoreResult
@@ -87,13 +88,13 @@ extension WorkerEngine {
                 result = StoreResult(store: store.name, status: .skipped, message: blocker, digest: reported ? digest(of: store) : 0)
                 dispatch.record(result)
             } else {
-                result = run(store, in: &dispatch, step: ready, reported: reported)
+                result = run(store, at: position, in: &dispatch, step: ready, reported: reported)
             }
             if reported { fresh.append(result) }
             if reported, dispatch.timing != nil {
                 dispatch.timing!.ran(store.name, ready: now, started: started, finished: clockNow())
             }
-            lastRuns[store.name] = (dispatch.sequence, result)
+            lastRuns[position] = (dispatch.sequence, result)
             if reportsApplied { emit(.applied(sequence: dispatch.sequence, store: store.name, status: result.status)) }
             logger.debug("applied", metadata: [
                 "seq": "\(dispatch.sequence)", "store": "\(store.name)", "status": "\(result.status)", "replay": "\(dispatch.isReplay)",
@@ -106,7 +107,9 @@ extension WorkerEngine {
         if isFinished { finish() }
     }
 
-    func run(_ store: AnyStore, in dispatch: inout LocalDispatch, step: LocalDispatch.Runnable, reported: Bool) -> StoreResult {
+    func run(
+        _ store: AnyStore, at position: Int, in dispatch: inout LocalDispatch, step: LocalDispatch.Runnable, reported: Bool
+    ) -> StoreResult {
         let outputs = dispatch.outputs(for: step)
         // A cascade's request id names what caused it, not this process: every replica of the store, and a replica
         // replaying this sequence later, sends the same id, so the coordinator dispatches it once.
@@ -123,7 +126,7 @@ extension WorkerEngine {
         var status = OutcomeStatus.ok
         var message = ""
         // Armed for the handler and what reads its state after it: a process killed in them leaves word of it.
-        crashMarker?.arm(store: storeIndexes[store.name]!, sequence: dispatch.sequence)
+        crashMarker?.arm(store: position, sequence: dispatch.sequence)
         defer { crashMarker?.disarm() }
         do {
             if store.hasAsyncHandlers, store.isAsync(dispatch.action.name), let awaitHandler {
@@ -187,11 +190,12 @@ extension WorkerEngine {
     }
 
     func apply(_ replay: Message.Replay) {
+        catchUp.answerArriving(at: now)
         if let range = catchUp.fetchAhead(at: now) {
             send(.fetch(.init(epoch: epoch, from: range.lowerBound, to: range.upperBound)))
             flushesEarly = true
         }
-        for mark in poisoned.keep(replay.poisoned.filter { $0.sequence > lastApplied }, hosted: { storesByName[$0] != nil }) {
+        for mark in poisoned.keep(replay.poisoned.filter { $0.sequence > lastApplied }, hosted: storesByName.hosts) {
             logger.warning("skipping a poisoned action: the coordinator marked it after handlers crashed on it", metadata: [
                 "seq": "\(mark.sequence)", "store": "\(mark.store)", "reason": "\(mark.reason)",
             ])
@@ -228,7 +232,7 @@ extension WorkerEngine {
             advance()
         }
         drive()
-        if replay.isLast { catchUp.answerEnded(applied: lastApplied) }
+        if replay.isLast { catchUp.answerEnded(applied: lastApplied, at: now) }
         fetchWhatIsMissing()
     }
 

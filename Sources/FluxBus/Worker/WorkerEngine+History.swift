@@ -8,7 +8,7 @@ extension WorkerEngine {
     /// start of the bus, or, when the coordinator's log was compacted before the store joined, a later sequence.
     /// Takes the entry's fields rather than the entry: the caller reads them in place, uncopied.
     func noteHistory(sequence: UInt64, plan: [PlanStep], outputs: [StoreOutput]) {
-        for step in plan where storesByName[step.store] != nil && !outputs.contains(where: { $0.store == step.store }) {
+        for step in plan where storesByName.hosts(step.store) && !outputs.contains(where: { $0.store == step.store }) {
             guard histories.announce(step.store) else { continue }
             let emptyAt = histories.emptyStarts[step.store] ?? 0
             var metadata: Logger.Metadata = ["store": "\(step.store)", "seq": "\(sequence)"]

@@ -61,8 +61,8 @@ extension WorkerEngine {
     /// coordinator then compares it with the other replicas' at once, instead of at the next dispatch.
     func reportDigests() {
         var bySequence: [UInt64: [StoreResult]] = [:]
-        for store in stores {
-            guard let run = lastRuns[store.name] else { continue }
+        for (store, lastRun) in zip(stores, lastRuns) {
+            guard let run = lastRun else { continue }
             var result = run.result
             result.digest = digest(of: store)
             result.output = nil

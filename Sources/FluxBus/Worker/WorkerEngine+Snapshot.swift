@@ -69,7 +69,7 @@ extension WorkerEngine {
             ])
         }
         // Its state is the snapshot's now, not what its latest run left.
-        lastRuns[store.name] = nil
+        lastRuns[storesByName.index(of: store.name)!] = nil
         snapshots.mark(store.name, through: snapshot.sequence)
         checkpointStale = true
         emit(.snapshotInstalled(store: store.name, sequence: snapshot.sequence))
@@ -104,7 +104,7 @@ extension WorkerEngine {
 
     /// Whether a hosted store runs dispatch `sequence` here. One a snapshot brought to `sequence` or later does not.
     func runsHere(_ store: String, _ sequence: UInt64) -> Bool {
-        storesByName[store] != nil && snapshots.runs(store, sequence)
+        storesByName.hosts(store) && snapshots.runs(store, sequence)
             && (poisoned.isEmpty || !poisoned.contains(store, at: sequence))
     }
 

@@ -67,7 +67,7 @@ extension WorkerEngine {
         guard session.hasSaidHello, phase == .joining || phase == .catchingUp else {
             return drop(snapshot, because: "this worker is not joining or catching up")
         }
-        guard storesByName[snapshot.store] != nil else {
+        guard storesByName.hosts(snapshot.store) else {
             return drop(snapshot, because: "this worker does not host the store")
         }
         guard UInt64(snapshot.state.count) < snapshot.size else {

@@ -21,7 +21,7 @@ final class WorkerEngine {
     /// This run of the worker, told apart from earlier runs under the same id.
     let instance: UInt64
     let stores: [AnyStore]
-    let storesByName: [String: AnyStore]
+    let storesByName: StoreDirectory
     let codec: Codec
     var logger: Logger
     #if DEBUG
@@ -55,7 +55,8 @@ final class WorkerEngine {
     var lastApplied: UInt64
     /// Each hosted store's latest result and the sequence it ran in, reported with a fresh digest when the worker
     /// goes live: a replica that caught up by replaying has sent no digest yet.
-    var lastRuns: [String: (sequence: UInt64, result: StoreResult)] = [:]
+    /// By store position (``storesByName``).
+    var lastRuns: [(sequence: UInt64, result: StoreResult)?]
     /// The log chain at ``lastApplied``, computed from every dispatch applied since sequence 1 (docs/PROTOCOL.md,
     /// appendix D); nil once a snapshot replaced part of that history. HELLO reports it.
     var chain: UInt64? = 0
@@ -66,8 +67,6 @@ final class WorkerEngine {
     var crashMarker: (any HandlerCrashMarking)?
     /// The handler the previous process of this worker died in, reported in every HELLO of this one.
     var previousCrash: HandlerCrash?
-    /// Each hosted store's position in ``stores``, the crash marker's name for it.
-    let storeIndexes: [String: Int]
     /// Stores marked poisoned at a sequence (by the REPLAYs that carried the marks), until that sequence is applied.
     var poisoned = PoisonedSkips()
     /// The dispatch in hand: begun, with hosted stores still to run or settle.
@@ -105,8 +104,8 @@ final class WorkerEngine {
         self.instance = instance
         self.now = now
         self.stores = stores
-        self.storesByName = Dictionary(uniqueKeysWithValues: stores.map { ($0.name, $0) })
-        self.storeIndexes = Dictionary(uniqueKeysWithValues: stores.enumerated().map { ($1.name, $0) })
+        self.storesByName = StoreDirectory(stores)
+        self.lastRuns = Array(repeating: nil, count: stores.count)
         self.lastApplied = lastApplied
         self.session = CoordinatorSession(heartbeat: heartbeat, now: now)
         self.snapshots = SnapshotProgress(stores: stores)
