@@ -31,17 +31,11 @@ package final class AnyStore {
         self.actionNames = actionNames ?? S.handlers.actionNames
         self.handlesAllActions = actionNames == nil && S.handlers.handlesAllActions
         instance = store
-        let handled = actionNames.map(Set.init)
-        applyAction = { action, context in
-            if let handled, !handled.contains(action.name) { return false }
-            return try S.handlers.handle(action, in: store, context: context)
-        }
-        awaitAction = { action, context in
-            if let handled, !handled.contains(action.name) { return false }
-            return try await S.handlers.handle(action, in: store, context: context)
-        }
+        let handlers = S.handlers.bound(to: store, limitedTo: actionNames.map(Set.init))
+        applyAction = { action, context in try handlers.handle(action, context: context) }
+        awaitAction = { action, context in try await handlers.handle(action, context: context) }
         hasAsyncHandlers = S.handlers.hasAsyncHandlers
-        asyncHandler = { S.handlers.isAsync($0) }
+        asyncHandler = { handlers.isAsync($0) }
         currentOutput = {
             let output = store.output()
             return isNothingPublished(output) ? nil : .value(output)
