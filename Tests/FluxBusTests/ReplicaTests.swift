@@ -111,7 +111,7 @@ struct ReplicaTests {
 
 extension ReplicaTests {
     /// A replica that joins 20,000 actions behind catches up over three FETCH windows of 8,192, each asked for while
-    /// the one before it arrives (``CatchUp/fetchAhead(at:)``): it applies every action once, in order, and ends with
+    /// the one before it arrives (``CatchUp/fetchAhead()``): it applies every action once, in order, and ends with
     /// the state of the replica that saw them live.
     @Test func aReplicaFarBehindCatchesUpOverSeveralWindows() async throws {
         let bus = try await TestBus()

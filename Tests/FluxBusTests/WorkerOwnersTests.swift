@@ -106,22 +106,22 @@ struct WorkerOwnersTests {
         var catchUp = CatchUp()
         let window = CatchUp.defaultWindow
         catchUp.heardCompleted(3 * window)
-        let beforeAsking = catchUp.fetchAhead(at: .zero)  // nothing asked yet: nothing to be ahead of
+        let beforeAsking = catchUp.fetchAhead()  // nothing asked yet: nothing to be ahead of
         let asked = catchUp.mayFetch(through: window, applied: 0, at: .zero)
         let soon = MonotonicTime.zero.advanced(by: .milliseconds(10))
-        let first = catchUp.fetchAhead(at: soon)
-        let second = catchUp.fetchAhead(at: soon)  // one ahead at a time
+        let first = catchUp.fetchAhead()
+        let second = catchUp.fetchAhead()  // one ahead at a time
         // The first answer ends: the FETCH sent ahead is the outstanding one, so no other goes at once…
         catchUp.answerEnded(applied: window, at: soon)
         let anotherAtOnce = catchUp.mayFetch(through: 2 * window, applied: window, at: soon)
         // …and its answer arriving sends the window after it, up to what completed.
-        let next = catchUp.fetchAhead(at: soon)
+        let next = catchUp.fetchAhead()
         catchUp.answerEnded(applied: 2 * window, at: soon)
-        let beyondCompleted = catchUp.fetchAhead(at: soon)
+        let beyondCompleted = catchUp.fetchAhead()
         // A FETCH unanswered for a second is forgotten with what was sent ahead of it.
         let later = soon.advanced(by: .seconds(1))
         let overdue = catchUp.fetchOverdue(at: later)
-        let afterOverdue = catchUp.fetchAhead(at: later)
+        let afterOverdue = catchUp.fetchAhead()
         #expect(beforeAsking == nil && asked && first == (window + 1)...(2 * window) && second == nil)
         #expect(!anotherAtOnce && next == (2 * window + 1)...(3 * window) && beyondCompleted == nil)
         #expect(overdue && afterOverdue == nil)
@@ -133,7 +133,7 @@ struct WorkerOwnersTests {
         catchUp.heardCompleted(2 * window)
         func at(_ milliseconds: Int) -> MonotonicTime { .zero.advanced(by: .milliseconds(milliseconds)) }
         _ = catchUp.mayFetch(through: window, applied: 0, at: at(0))
-        _ = catchUp.fetchAhead(at: at(10))
+        _ = catchUp.fetchAhead()
         // Slow handlers: the window's REPLAYs take longer than `retryAfter` to apply, but keep coming.
         catchUp.answerArriving(at: at(900))
         let whileArriving = catchUp.fetchOverdue(at: at(1_500)) || catchUp.mayFetch(through: window, applied: 10, at: at(1_500))

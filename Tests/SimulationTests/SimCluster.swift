@@ -72,7 +72,7 @@ final class SimCluster {
     /// Busy handlers injected, and how many of them ended in a stop (the guard's GOODBYE).
     var busyPeriods = 0
     var busyStops = 0
-    /// FETCHes workers sent ahead (``CatchUp/fetchAhead(at:)``), counted from the engines that have stopped.
+    /// FETCHes workers sent ahead (``CatchUp/fetchAhead()``), counted from the engines that have stopped.
     var fetchesAhead = 0
     /// The ids the ledger's handler traps on (a poison action), and how many processes died of it.
     var ledgerTraps: Set<UInt32> = [] {

@@ -55,13 +55,18 @@ package enum Value: @unchecked Sendable {
 
     package func decode<T: Decodable>(as type: T.Type) throws -> T {
         switch self {
-        case .value(let value):
-            if let typed = value as? T { return typed }
-            // A different type of the same shape: go through JSON, exactly as a remote reader would.
-            return try JSONCoding.decode(T.self, from: try encoded())
-        case .encoded(let bytes):
-            return try JSONCoding.decode(T.self, from: bytes)
+        case .value(let value): try Self.cast(value, as: T.self)
+        case .encoded(let bytes): try JSONCoding.decode(T.self, from: bytes)
         }
+    }
+
+    /// A typed value as `T`. Apart, so that decoding bytes, a worker's every action, does not fetch the metadata of
+    /// `Optional<T>` this cast needs (about 330 instructions).
+    @inline(never)
+    private static func cast<T: Decodable>(_ value: any Sendable, as type: T.Type) throws -> T {
+        if let typed = value as? T { return typed }
+        // A different type of the same shape: go through JSON, exactly as a remote reader would.
+        return try JSONCoding.decode(T.self, from: try Value.value(value).encoded())
     }
 
     package func encoded() throws -> [UInt8] {

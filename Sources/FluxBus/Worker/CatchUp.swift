@@ -92,7 +92,7 @@ struct CatchUp {
     /// The range to FETCH ahead now, if any; if so, it counts as sent. Only while an answer is arriving, only one at
     /// a time, and only sequences the coordinator said completed: a FETCH for one still in flight would have its ACTION
     /// sent again.
-    mutating func fetchAhead(at now: MonotonicTime) -> ClosedRange<UInt64>? {
+    mutating func fetchAhead() -> ClosedRange<UInt64>? {
         guard fetchSentAt != nil, aheadThrough == nil, knownCompleted > fetchingThrough else { return nil }
         let range = (fetchingThrough + 1)...min(knownCompleted, fetchingThrough + window)
         aheadThrough = range.upperBound

@@ -126,8 +126,10 @@ extension WorkerEngine {
         var status = OutcomeStatus.ok
         var message = ""
         // Armed for the handler and what reads its state after it: a process killed in them leaves word of it.
-        crashMarker?.arm(store: position, sequence: dispatch.sequence)
-        defer { crashMarker?.disarm() }
+        // Read once: each read of the engine's property is an access check and a retain.
+        let marker = crashMarker
+        marker?.arm(store: position, sequence: dispatch.sequence)
+        defer { marker?.disarm() }
         do {
             if store.hasAsyncHandlers, store.isAsync(dispatch.action.name), let awaitHandler {
                 _ = try awaitHandler(store, dispatch.action, context)
@@ -191,7 +193,7 @@ extension WorkerEngine {
 
     func apply(_ replay: Message.Replay) {
         catchUp.answerArriving(at: now)
-        if let range = catchUp.fetchAhead(at: now) {
+        if let range = catchUp.fetchAhead() {
             send(.fetch(.init(epoch: epoch, from: range.lowerBound, to: range.upperBound)))
             flushesEarly = true
         }
