@@ -60,6 +60,13 @@ extension SimCluster {
             for item in bundle.messages { if let inner = try? codec.decode([Codec.signature, item.body]) { checkDurable(inner) } }
             return
         }
+        // A dependency's outcome goes to its dependents only once the log holds it: a restart must release the same.
+        if case .release(let release) = message {
+            let logged = disk.decisions[release.sequence] ?? []
+            for output in release.outputs where !logged.contains(where: { $0.store == output.store }) {
+                checker.fail("RELEASE #\(release.sequence) told \(output.store) \(output.status) before the log held that decision")
+            }
+        }
         let told: UInt64? = switch message {
         case .result(let result): result.sequence
         case .batchResult(let result): result.firstSequence + UInt64(result.count) - 1

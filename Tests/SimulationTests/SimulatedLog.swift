@@ -31,6 +31,7 @@ final class SimulatedDisk {
     var snapshots: [String: LogSnapshot] { tables.snapshots }
     var chunks: [String: [UInt64: SnapshotChunks]] { tables.chunks }
     var epochs: [UInt64] { tables.epochs }
+    var decisions: [UInt64: [StoreOutput]] { tables.decisions }
 
     func action(at sequence: UInt64) -> MemoryLogTables.Action? { tables.index(of: sequence).map { tables.actions[$0] } }
 

@@ -38,7 +38,8 @@ extension CoordinatorEngine {
         }
     }
 
-    /// Makes the last commit durable; then the decisions it holds go out. The shell calls it for `.syncLog`.
+    /// Makes the last commit durable; then the decisions go out, once they are durable too. The shell calls it for
+    /// `.syncLog`.
     func syncLog() {
         guard syncOwed, !storageFailed else { return }
         // Every traced request whose action this sync makes durable: committed, and not synced before.
@@ -51,10 +52,14 @@ extension CoordinatorEngine {
                 for trace in traces { trace.sync = sync }
             }
             syncOwed = false
-            releaseDecisions()
         } catch {
-            failStorage(error)
+            return failStorage(error)
         }
+        // A decision made after that commit (a store with no live replica, decided as its request started) is still
+        // in the log's buffer: the sync did not make it durable. Commit it first. Released unlogged, a restart decided
+        // the same store afresh, and a replica of its dependent that joined later replayed another outcome than the
+        // one its peers had read (simulator seed 1302).
+        if !undeliveredDecisions.isEmpty { flushLog() }
     }
 
     /// The tick's log sync in batch mode, and the WAL's periodic truncation. Once `try?`, which hid a batch-mode log
