@@ -20,8 +20,10 @@ final class WorkerEngine {
     let id: String
     /// This run of the worker, told apart from earlier runs under the same id.
     let instance: UInt64
-    let stores: [AnyStore]
+    /// The hosted stores, found by name, in the worker's order.
     let storesByName: StoreDirectory
+    /// The hosted stores in the worker's order: a store's position is its index here.
+    var stores: [AnyStore] { storesByName.all }
     let codec: Codec
     var logger: Logger
     #if DEBUG
@@ -103,7 +105,6 @@ final class WorkerEngine {
         self.id = id
         self.instance = instance
         self.now = now
-        self.stores = stores
         self.storesByName = StoreDirectory(stores)
         self.lastRuns = Array(repeating: nil, count: stores.count)
         self.lastApplied = lastApplied
