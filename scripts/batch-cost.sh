@@ -2,7 +2,7 @@
 # What one batched action costs each process (issue 17, `batch`): CPU time and wake-ups, and the rate two cores
 # could reach at that cost.
 #
-#   scripts/batch-cost.sh [COUNT] [FLUXBUS] [durable|memory]     (defaults: 200000, .build/release/fluxbus, durable)
+#   scripts/batch-cost.sh [COUNT] [FLUXBUS] [durable|off|memory]     (defaults: 200000, .build/release/fluxbus, durable)
 #
 # Starts a coordinator and one worker hosting `counter` (as scripts/dispatch-cost.sh does), then pipes COUNT
 # `{"by":1}` lines into `fluxbus dispatch counter.add --batch` (batches of 1,000, one outstanding). The coordinator's

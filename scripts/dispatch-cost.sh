@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What one lock-step `workers-1` dispatch costs each process (issue 17): CPU time, wake-ups and syscalls.
 #
-#   scripts/dispatch-cost.sh [COUNT] [FLUXBUS] [durable|memory]     (defaults: 4000, .build/release/fluxbus, durable)
+#   scripts/dispatch-cost.sh [COUNT] [FLUXBUS] [durable|off|memory]     (defaults: 4000, .build/release/fluxbus, durable)
 #
 # Starts a coordinator (`durable`: its default `--sync always` log in a temporary data directory; `memory`:
 # `--in-memory`) and one worker hosting `counter`, then runs `fluxbus bench workers-1 --control … --lock-step-only`

@@ -2,12 +2,13 @@
 # into "$dir", on free tcp ports of 127.0.0.1; stops both when the sourcing script exits, and returns once the worker
 # is live. Sets `control`, `coordinator` and `worker`, and defines `sample`. The coordinator's log options are the
 # array `log` if the sourcing script set one, otherwise those `mode` names: `durable` (a data directory in "$dir",
-# its default `--sync always`) or `memory` (`--in-memory`).
+# its default `--sync always`), `off` (the same with `--sync off`) or `memory` (`--in-memory`).
 if [[ -z ${log+set} ]]; then
     case "$mode" in
         durable) log=(--data-dir "$dir/data") ;;
+        off) log=(--data-dir "$dir/data" --sync off) ;;
         memory) log=(--in-memory) ;;
-        *) echo "the third argument is durable or memory, not '$mode'" >&2; exit 2 ;;
+        *) echo "the third argument is durable, off or memory, not '$mode'" >&2; exit 2 ;;
     esac
 fi
 

@@ -1,5 +1,6 @@
 import Foundation
 import FluxBusProtocol
+import GRDB
 import Testing
 
 @testable import FluxBus
@@ -70,5 +71,41 @@ struct ActionLogTests {
         #expect(try reopened.request("r3000")?.fingerprint == 7, "the index is rebuilt from the log at start")
         #expect(try reopened.request("fresh") == nil)
         #expect(reopened.requestIDs.logLookups == 1)
+    }
+
+    /// A group commit runs in a transaction the log opens itself, with statements prepared once, not through GRDB's
+    /// `write`: a commit that fails must still leave nothing of itself behind, and no transaction open for the next.
+    @Test func aFailedGroupCommitWritesNothing() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fluxbus-log-\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let action = BatchAction(actionType: "counter.add", payload: Array(#"{"by":1}"#.utf8))
+        let log = try ActionLog(directory: directory.path, sync: .off)
+        _ = try log.recover()
+        log.append(sequence: 1, epoch: 1, action: action, origin: "test", requestID: "r1", batch: nil, fingerprint: 7)
+        try log.flush()
+        // #2 is sound; a second #1 collides with the committed row, so the whole commit must fail.
+        log.append(sequence: 2, epoch: 1, action: action, origin: "test", requestID: "r2", batch: nil, fingerprint: 7)
+        log.recordPlans(["counter.add": []], request: 2)
+        log.append(sequence: 1, epoch: 1, action: action, origin: "test", requestID: "r1-again", batch: nil, fingerprint: 7)
+        #expect(throws: BusError.self) { try log.flush() }
+        let (actions, plans, requests, open) = try log.database.inDatabase { db in
+            (try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM action"), try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM plan"),
+             try String.fetchAll(db, sql: "SELECT requestID FROM request ORDER BY requestID"), db.isInsideTransaction)
+        }
+        #expect(actions == 1 && plans == 0 && requests == ["r1"], "nothing of the failed commit was kept")
+        #expect(!open, "no transaction is left open")
+    }
+
+    /// The mark is rewritten after every commit from bytes, not a formatted string: each field keeps its width.
+    @Test(arguments: [(UInt64(0), UInt64(0)), (1, 0xabc), (12_345_678_901, 0x0123_4567_89ab_cdef), (.max, .max)])
+    func aMarkRecordKeepsItsLayout(_ sequence: UInt64, _ chain: UInt64) throws {
+        let mark = LogHighWater(busID: String(repeating: "0f", count: 16), sequence: sequence, chain: chain)
+        let text = LogMark.format(mark)
+        let digits = String(sequence)
+        let hex = String(chain, radix: 16)
+        #expect(text == "fluxbus-log-mark v1 bus=\(mark.busID) sequence=\(String(repeating: "0", count: 20 - digits.count))\(digits) "
+            + "chain=\(String(repeating: "0", count: 16 - hex.count))\(hex)\n")
+        #expect(text.utf8.count == 110)
+        #expect(LogMark.parse(text) == mark)
     }
 }

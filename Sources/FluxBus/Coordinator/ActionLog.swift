@@ -206,8 +206,10 @@ final class ActionLog: BufferedLog {
         guard !buffer.writes.isEmpty else { return false }
         do {
             try commitBuffer { pending in
-                try database.write { db in
-                    for write in pending { try write.perform(in: db, codec: codec, statements: statements) }
+                try database.writeWithoutTransaction { db in
+                    try statements.transaction(in: db) {
+                        for write in pending { try write.perform(in: db, codec: codec, statements: statements) }
+                    }
                 }
                 for write in pending { indexRequestID(of: write) }
             }

@@ -45,7 +45,7 @@ final class LogMark: LogMarkStore {
 
     /// Rewrites the record in place; `durably` also fsyncs the file and the directory (when a bus is created).
     func write(_ mark: LogHighWater, durably: Bool) throws {
-        let record = Array(Self.format(mark).utf8)
+        let record = Self.record(mark)
         let written = record.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
         guard written == record.count, !durably || (fsync(descriptor) == 0 && Self.syncDirectory(of: path)) else {
             throw BusError(code: .storage, message: "cannot write \(path): \(String(cString: strerror(errno))). "
@@ -53,10 +53,34 @@ final class LogMark: LogMarkStore {
         }
     }
 
-    static func format(_ mark: LogHighWater) -> String {
-        let sequence = String(mark.sequence)
-        return "fluxbus-log-mark v1 bus=\(mark.busID) sequence=\(String(repeating: "0", count: 20 - sequence.count))\(sequence) "
-            + "chain=\(StateDigest.hex(mark.chain))\n"
+    static func format(_ mark: LogHighWater) -> String { String(decoding: record(mark), as: UTF8.self) }
+
+    /// The record's bytes, written digit by digit: it is rewritten after every commit, where formatting it as a
+    /// string cost more than the `pwrite`.
+    static func record(_ mark: LogHighWater) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(110)
+        bytes.append(contentsOf: "fluxbus-log-mark v1 bus=".utf8)
+        bytes.append(contentsOf: mark.busID.utf8)
+        bytes.append(contentsOf: " sequence=".utf8)
+        appendDigits(of: mark.sequence, width: 20, radix: 10, to: &bytes)
+        bytes.append(contentsOf: " chain=".utf8)
+        appendDigits(of: mark.chain, width: 16, radix: 16, to: &bytes)
+        bytes.append(UInt8(ascii: "\n"))
+        return bytes
+    }
+
+    /// `value` in lowercase digits of `radix`, zero-padded on the left to `width`.
+    private static func appendDigits(of value: UInt64, width: Int, radix: UInt64, to bytes: inout [UInt8]) {
+        bytes.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: width))
+        var rest = value
+        var index = bytes.count - 1
+        while rest > 0 {
+            let digit = UInt8(rest % radix)
+            bytes[index] = digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10
+            rest /= radix
+            index -= 1
+        }
     }
 
     static func parse(_ text: String) -> LogHighWater? {

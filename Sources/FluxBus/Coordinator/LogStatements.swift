@@ -1,8 +1,10 @@
 import GRDB
+import GRDBSQLite
 
-/// The log's statements on the hot paths (a dispatch's rows, a FETCH's entries), each prepared once for the log's one
-/// connection. GRDB's `cachedStatement(sql:)` finds a statement by hashing its SQL text, and for a batched action's
-/// two rows that hashing cost more than binding them.
+/// The log's statements on the hot paths (a dispatch's rows and its transaction, a FETCH's entries), each prepared
+/// once for the log's one connection. GRDB's `cachedStatement(sql:)` finds a statement by hashing its SQL text, and
+/// its `write` parses `BEGIN` and `COMMIT` again for every transaction: for a lock-step dispatch's one commit, that
+/// cost more than SQLite's own work on the rows.
 ///
 /// Used only on the coordinator's thread, inside the connection's own calls (`write`, `inDatabase`); ``ActionLog``
 /// drops them before its connection closes.
@@ -10,7 +12,12 @@ final class LogStatements {
     private var insertAction: Statement?
     private var insertRequest: Statement?
     private var insertOutcome: Statement?
+    private var insertPlan: Statement?
+    private var upsertAnswer: Statement?
     private var selectEntries: Statement?
+    private var begin: Statement?
+    private var commit: Statement?
+    private var rollback: Statement?
 
     static let insertActionSQL = """
         INSERT INTO action (sequence, epoch, actionType, payload, error, origin, requestID, batchFirst, batchSize, loggedAt, chain)
@@ -18,6 +25,11 @@ final class LogStatements {
         """
     static let insertRequestSQL = "INSERT OR REPLACE INTO request (requestID, sequence, fingerprint, actionType) VALUES (?, ?, ?, ?)"
     static let insertOutcomeSQL = "INSERT OR REPLACE INTO outcome (sequence, entry, completedAt) VALUES (?, ?, ?)"
+    static let insertPlanSQL = "INSERT OR REPLACE INTO plan (request, actionType, steps) VALUES (?, ?, ?)"
+    static let upsertAnswerSQL = """
+        INSERT INTO request (requestID, sequence, result) VALUES (?, ?, ?)
+        ON CONFLICT (requestID) DO UPDATE SET result = excluded.result
+        """
     static let selectEntriesSQL = """
         SELECT o.entry, a.payload FROM outcome o JOIN action a ON a.sequence = o.sequence
         WHERE o.sequence BETWEEN ? AND ? ORDER BY o.sequence LIMIT ?
@@ -26,14 +38,37 @@ final class LogStatements {
     func action(in db: Database) throws -> Statement { try prepared(&insertAction, Self.insertActionSQL, in: db) }
     func request(in db: Database) throws -> Statement { try prepared(&insertRequest, Self.insertRequestSQL, in: db) }
     func outcome(in db: Database) throws -> Statement { try prepared(&insertOutcome, Self.insertOutcomeSQL, in: db) }
+    func plan(in db: Database) throws -> Statement { try prepared(&insertPlan, Self.insertPlanSQL, in: db) }
+    func answer(in db: Database) throws -> Statement { try prepared(&upsertAnswer, Self.upsertAnswerSQL, in: db) }
     func entries(in db: Database) throws -> Statement { try prepared(&selectEntries, Self.selectEntriesSQL, in: db) }
+
+    /// Runs `body` in one transaction of `db`, which must have none open (a connection used through
+    /// `writeWithoutTransaction`): committed when it returns, rolled back when it or the commit throws.
+    func transaction(in db: Database, _ body: () throws -> Void) throws {
+        try RowBinder(try prepared(&begin, "BEGIN", in: db)).run(in: db)
+        do {
+            try body()
+            try RowBinder(try prepared(&commit, "COMMIT", in: db)).run(in: db)
+        } catch {
+            // A failed COMMIT may have ended the transaction already (SQLite rolls back on some errors).
+            if sqlite3_get_autocommit(db.sqliteConnection) == 0 {
+                try RowBinder(try prepared(&rollback, "ROLLBACK", in: db)).run(in: db)
+            }
+            throw error
+        }
+    }
 
     /// Finalizes every statement, as the connection's close needs.
     func drop() {
         insertAction = nil
         insertRequest = nil
         insertOutcome = nil
+        insertPlan = nil
+        upsertAnswer = nil
         selectEntries = nil
+        begin = nil
+        commit = nil
+        rollback = nil
     }
 
     private func prepared(_ slot: inout Statement?, _ sql: String, in db: Database) throws -> Statement {

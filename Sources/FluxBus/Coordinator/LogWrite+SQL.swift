@@ -47,15 +47,18 @@ extension LogWrite {
                 """).execute(arguments: [sequence, output.store, output.status.rawValue, output.message, output.output.map { Data($0) }])
         case .plans(let request, let plans):
             for (actionType, steps) in plans {
-                try db.cachedStatement(sql: "INSERT OR REPLACE INTO plan (request, actionType, steps) VALUES (?, ?, ?)")
-                    .execute(arguments: [request, actionType, PlanText.encode(steps)])
+                var row = RowBinder(try statements.plan(in: db))
+                row.integer(request)
+                row.text(actionType)
+                row.text(PlanText.encode(steps))
+                try row.run(in: db)
             }
         case .answer(let requestID, let sequence, let message):
-            try db.cachedStatement(sql: """
-                INSERT INTO request (requestID, sequence, result) VALUES (?, ?, ?)
-                ON CONFLICT (requestID) DO UPDATE SET result = excluded.result
-                """)
-                .execute(arguments: [requestID, sequence, Data(codec.encode(message)[1])])
+            var row = RowBinder(try statements.answer(in: db))
+            row.text(requestID)
+            row.integer(sequence)
+            row.blob(codec.encode(message)[1])
+            try row.run(in: db)
         case .store(let name, let history):
             try db.cachedStatement(sql: "INSERT OR IGNORE INTO store (name, firstSeen, historyFrom, historyBefore) VALUES (?, ?, ?, ?)")
                 .execute(arguments: [name, now, history.from, history.before])
