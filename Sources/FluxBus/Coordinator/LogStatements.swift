@@ -1,7 +1,7 @@
 import GRDB
 import GRDBSQLite
 
-/// The log's statements on the hot paths (a dispatch's rows and its transaction, a FETCH's entries), each prepared
+/// The log's statements on the hot paths (a dispatch's rows, its decisions and its transaction, a FETCH's entries), each prepared
 /// once for the log's one connection. GRDB's `cachedStatement(sql:)` finds a statement by hashing its SQL text, and
 /// its `write` parses `BEGIN` and `COMMIT` again for every transaction: for a lock-step dispatch's one commit, that
 /// cost more than SQLite's own work on the rows.
@@ -14,6 +14,7 @@ final class LogStatements {
     private var insertOutcome: Statement?
     private var insertPlan: Statement?
     private var upsertAnswer: Statement?
+    private var insertDecision: Statement?
     private var selectEntries: Statement?
     private var begin: Statement?
     private var commit: Statement?
@@ -30,6 +31,7 @@ final class LogStatements {
         INSERT INTO request (requestID, sequence, result) VALUES (?, ?, ?)
         ON CONFLICT (requestID) DO UPDATE SET result = excluded.result
         """
+    static let insertDecisionSQL = "INSERT OR IGNORE INTO decision (sequence, store, status, message, output) VALUES (?, ?, ?, ?, ?)"
     static let selectEntriesSQL = """
         SELECT o.entry, a.payload FROM outcome o JOIN action a ON a.sequence = o.sequence
         WHERE o.sequence BETWEEN ? AND ? ORDER BY o.sequence LIMIT ?
@@ -40,6 +42,7 @@ final class LogStatements {
     func outcome(in db: Database) throws -> Statement { try prepared(&insertOutcome, Self.insertOutcomeSQL, in: db) }
     func plan(in db: Database) throws -> Statement { try prepared(&insertPlan, Self.insertPlanSQL, in: db) }
     func answer(in db: Database) throws -> Statement { try prepared(&upsertAnswer, Self.upsertAnswerSQL, in: db) }
+    func decision(in db: Database) throws -> Statement { try prepared(&insertDecision, Self.insertDecisionSQL, in: db) }
     func entries(in db: Database) throws -> Statement { try prepared(&selectEntries, Self.selectEntriesSQL, in: db) }
 
     /// Runs `body` in one transaction of `db`, which must have none open (a connection used through
@@ -65,6 +68,7 @@ final class LogStatements {
         insertOutcome = nil
         insertPlan = nil
         upsertAnswer = nil
+        insertDecision = nil
         selectEntries = nil
         begin = nil
         commit = nil

@@ -42,9 +42,14 @@ extension LogWrite {
             row.real(now)
             try row.run(in: db)
         case .decision(let sequence, let output):
-            try db.cachedStatement(sql: """
-                INSERT OR IGNORE INTO decision (sequence, store, status, message, output) VALUES (?, ?, ?, ?, ?)
-                """).execute(arguments: [sequence, output.store, output.status.rawValue, output.message, output.output.map { Data($0) }])
+            // On the path of every dependency edge: its commit comes before the RELEASE.
+            var row = RowBinder(try statements.decision(in: db))
+            row.integer(sequence)
+            row.text(output.store)
+            row.integer(UInt64(output.status.rawValue))
+            row.text(output.message)
+            if let bytes = output.output { row.blob(bytes) } else { row.null() }
+            try row.run(in: db)
         case .plans(let request, let plans):
             for (actionType, steps) in plans {
                 var row = RowBinder(try statements.plan(in: db))
