@@ -1,13 +1,13 @@
 import GRDB
 import GRDBSQLite
 
-/// The log's statements on the hot paths (a dispatch's rows, its decisions and its transaction, a FETCH's entries), each prepared
-/// once for the log's one connection. GRDB's `cachedStatement(sql:)` finds a statement by hashing its SQL text, and
-/// its `write` parses `BEGIN` and `COMMIT` again for every transaction: for a lock-step dispatch's one commit, that
-/// cost more than SQLite's own work on the rows.
+/// The log's statements on the hot paths (a dispatch's rows, its decisions and its transaction, a FETCH's entries),
+/// each prepared once for the log's one connection. GRDB's `cachedStatement(sql:)` finds a statement by hashing its
+/// SQL text, and its `write` parses `BEGIN` and `COMMIT` again for every transaction: for a lock-step dispatch's one
+/// commit, that cost more than SQLite's own work on the rows.
 ///
-/// Used only on the coordinator's thread, inside the connection's own calls (`write`, `inDatabase`); ``ActionLog``
-/// drops them before its connection closes.
+/// Used only on the coordinator's thread, inside the connection's own calls (`writeWithoutTransaction`,
+/// `inDatabase`); ``ActionLog`` drops them before its connection closes.
 final class LogStatements {
     private var insertAction: Statement?
     private var insertRequest: Statement?
