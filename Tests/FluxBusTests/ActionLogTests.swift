@@ -100,7 +100,7 @@ struct ActionLogTests {
     @Test(arguments: [(UInt64(0), UInt64(0)), (1, 0xabc), (12_345_678_901, 0x0123_4567_89ab_cdef), (.max, .max)])
     func aMarkRecordKeepsItsLayout(_ sequence: UInt64, _ chain: UInt64) throws {
         let mark = LogHighWater(busID: String(repeating: "0f", count: 16), sequence: sequence, chain: chain)
-        let text = LogMark.format(mark)
+        let text = String(decoding: LogMark.record(mark), as: UTF8.self)
         let digits = String(sequence)
         let hex = String(chain, radix: 16)
         #expect(text == "fluxbus-log-mark v1 bus=\(mark.busID) sequence=\(String(repeating: "0", count: 20 - digits.count))\(digits) "

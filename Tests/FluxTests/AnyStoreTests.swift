@@ -11,6 +11,20 @@ private final class RouteStore: Store {
     var state: [String] = []
 }
 
+/// One async handler beside a synchronous one.
+private final class AwaitingStore: Store {
+    static let name = "awaiting"
+    static let fetch = ActionType<Int>("awaiting.fetch")
+    static let set = ActionType<Int>("awaiting.set")
+    static let handlers = Handlers<AwaitingStore>()
+        .on(fetch) { store, action, _ in
+            await Task.yield()
+            store.state = action.payload
+        }
+        .on(set) { store, action, _ in store.state = action.payload }
+    var state = 0
+}
+
 @Suite("AnyStore: a store's handlers behind a uniform face")
 struct AnyStoreTests {
     private func run(_ store: AnyStore, _ names: [String]) throws -> [Bool] {
@@ -37,5 +51,15 @@ struct AnyStoreTests {
         #expect(ran == [true, true, false])
         #expect(route.state == ["own 1", "fallback listed"])
         #expect(!store.isAsync("listed"))
+    }
+
+    /// A store limited away from its async handler has none: the worker and the hub ask no further.
+    @Test func aStoreLimitedAwayFromItsAsyncHandlerHasNone() {
+        let whole = AnyStore(AwaitingStore())
+        #expect(whole.hasAsyncHandlers)
+        #expect(whole.isAsync("awaiting.fetch") && !whole.isAsync("awaiting.set"))
+        let limited = AnyStore(AwaitingStore(), limitedTo: ["awaiting.set"])
+        #expect(!limited.hasAsyncHandlers)
+        #expect(!limited.isAsync("awaiting.fetch") && !limited.isAsync("awaiting.set"))
     }
 }

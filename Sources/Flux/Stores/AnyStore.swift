@@ -34,7 +34,7 @@ package final class AnyStore {
         let handlers = S.handlers.bound(to: store, limitedTo: actionNames.map(Set.init))
         applyAction = { action, context in try handlers.handle(action, context: context) }
         awaitAction = { action, context in try await handlers.handle(action, context: context) }
-        hasAsyncHandlers = S.handlers.hasAsyncHandlers
+        hasAsyncHandlers = handlers.hasAsyncHandlers
         asyncHandler = { handlers.isAsync($0) }
         currentOutput = {
             let output = store.output()

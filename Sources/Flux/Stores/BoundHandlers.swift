@@ -6,16 +6,27 @@ package struct BoundHandlers {
     package enum Handler {
         case sync((AnyAction, DispatchContext) throws -> Void)
         case async(Awaiting)
+
+        var isAsync: Bool { if case .async = self { true } else { false } }
     }
 
     /// The store's name, for the error a synchronous run of an async handler throws.
     let store: String
     let table: [String: Handler]
     let fallback: Handler?
+    /// Whether any handler it runs is async: one limited away from its async handlers has none.
+    let hasAsyncHandlers: Bool
+
+    init(store: String, table: [String: Handler], fallback: Handler?) {
+        self.store = store
+        self.table = table
+        self.fallback = fallback
+        hasAsyncHandlers = table.values.contains(where: \.isAsync) || fallback?.isAsync == true
+    }
 
     /// Whether the handler for actions of this name is async.
     func isAsync(_ actionName: String) -> Bool {
-        if case .async = table[actionName] ?? fallback { true } else { false }
+        (table[actionName] ?? fallback)?.isAsync ?? false
     }
 
     /// Runs the handler for `action`, if there is one.

@@ -53,8 +53,6 @@ final class LogMark: LogMarkStore {
         }
     }
 
-    static func format(_ mark: LogHighWater) -> String { String(decoding: record(mark), as: UTF8.self) }
-
     /// The record's bytes, written digit by digit: it is rewritten after every commit, where formatting it as a
     /// string cost more than the `pwrite`.
     static func record(_ mark: LogHighWater) -> [UInt8] {

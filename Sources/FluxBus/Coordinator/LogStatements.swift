@@ -53,9 +53,10 @@ final class LogStatements {
             try body()
             try RowBinder(try prepared(&commit, "COMMIT", in: db)).run(in: db)
         } catch {
-            // A failed COMMIT may have ended the transaction already (SQLite rolls back on some errors).
+            // A failed statement may have ended the transaction already (SQLite rolls back on some errors). The first
+            // error is the one to report, as GRDB's own transactions do: a failed rollback would only hide it.
             if sqlite3_get_autocommit(db.sqliteConnection) == 0 {
-                try RowBinder(try prepared(&rollback, "ROLLBACK", in: db)).run(in: db)
+                _ = try? RowBinder(try prepared(&rollback, "ROLLBACK", in: db)).run(in: db)
             }
             throw error
         }

@@ -131,7 +131,7 @@ extension WorkerEngine {
         marker?.arm(store: position, sequence: dispatch.sequence)
         defer { marker?.disarm() }
         do {
-            if store.hasAsyncHandlers, store.isAsync(dispatch.action.name), let awaitHandler {
+            if store.isAsync(dispatch.action.name), let awaitHandler {
                 _ = try awaitHandler(store, dispatch.action, context)
             } else {
                 _ = try store.apply(dispatch.action, context: context)
