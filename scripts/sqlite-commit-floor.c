@@ -3,10 +3,11 @@
 // dispatch commits (its action, request and plan rows, and the previous dispatch's outcome and answer), through
 // statements prepared once. Also the smallest commit there is: one row of one table.
 //
-//   cc -O2 -o floor scripts/sqlite-commit-floor.c -lsqlite3 && ./floor DIR COUNT
+//   cc -O2 -o floor scripts/sqlite-commit-floor.c -lsqlite3 && ./floor DIR COUNT [dispatch|row]
 //
-// Prints CPU (user + system, getrusage) and wall time per commit for each shape, with synchronous = OFF: the floor
-// under `--sync off`, where nothing waits for the disk.
+// Prints CPU (user + system, getrusage) and wall time per commit for each shape (or the one named), with
+// synchronous = OFF: the floor under `--sync off`, where nothing waits for the disk. One shape alone is for counting
+// its instructions under callgrind.
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,7 +66,12 @@ static sqlite3 *open_log(const char *path) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 3) { fprintf(stderr, "usage: %s DIR COUNT\n", argv[0]); return 2; }
+    if (argc < 3 || argc > 4 || (argc == 4 && strcmp(argv[3], "dispatch") != 0 && strcmp(argv[3], "row") != 0)) {
+        fprintf(stderr, "usage: %s DIR COUNT [dispatch|row]\n", argv[0]);
+        return 2;
+    }
+    int first = argc == 4 && strcmp(argv[3], "row") == 0 ? 1 : 0;
+    int last = argc == 4 && strcmp(argv[3], "dispatch") == 0 ? 0 : 1;
     char path[4096];
     snprintf(path, sizeof path, "%s/floor.sqlite", argv[1]);
     int count = atoi(argv[2]);
@@ -86,7 +92,7 @@ int main(int argc, char **argv) {
     memset(result, 'r', sizeof result);
     char id[64], previous[64] = "";
 
-    for (int shape = 0; shape < 2; shape++) {
+    for (int shape = first; shape <= last; shape++) {
         double cpu = cpu_seconds(), wall = wall_seconds();
         for (int n = 1; n <= count; n++) {
             run(db, begin);
