@@ -16,8 +16,9 @@ public struct Codec: Sendable {
     /// The protocol version this codec speaks, the last byte of frame 0. Version 2 streams SNAPSHOT and STATE in
     /// chunks (PULL, CHUNK) and gives them `size` and `checksum`; version 3 marks the REPLAY that ends a FETCH's answer; version 4 reports handler crashes in HELLO and
     /// carries poisoned actions in REPLAY and STATUS; version 5
-    /// reports in STATUS the history a store new to the bus replayed.
-    public static let version: UInt8 = 5
+    /// reports in STATUS the history a store new to the bus replayed; version 6 says in each ACK result what the store
+    /// read of its dependencies (``StoreResult/readDigest``).
+    public static let version: UInt8 = 6
 
     /// ASCII `FLXB`, the start of frame 0 in every version: a subscriber to it also receives what a publisher of
     /// another version sends, and can say so rather than hear nothing.

@@ -101,14 +101,21 @@ public struct StoreResult: Sendable, Hashable {
     public var output: [UInt8]?
     /// FNV-1a 64 of the store's canonical state bytes after the dispatch (see ``StateDigest``).
     public var digest: UInt64
+    /// What the store read of its dependencies' outcomes (see ``ReadDigest``); 0 when it waited for none, or the
+    /// worker does not say. Protocol version 6.
+    public var readDigest: UInt64
 
     /// A result with the given fields.
-    public init(store: String, status: OutcomeStatus, message: String = "", output: [UInt8]? = nil, digest: UInt64) {
+    public init(
+        store: String, status: OutcomeStatus, message: String = "", output: [UInt8]? = nil, digest: UInt64,
+        readDigest: UInt64 = ReadDigest.none
+    ) {
         self.store = store
         self.status = status
         self.message = message
         self.output = output
         self.digest = digest
+        self.readDigest = readDigest
     }
 }
 
@@ -121,6 +128,7 @@ extension StoreResult: WireItem {
         try visitor.string(&message, "message")
         try visitor.optionalBytes(&output, "output")
         try visitor.u64(&digest, "digest")
+        try visitor.u64(&readDigest, "readDigest")
     }
 }
 

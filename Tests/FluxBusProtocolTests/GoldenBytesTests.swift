@@ -32,8 +32,8 @@ struct GoldenBytesTests {
             0x00, 0x00,                                             // crashStore ""
             0x00, 0x00,                                             // crashSignal ""
         ]
-        #expect(codec.encode(message) == [[0x46, 0x4C, 0x58, 0x42, 0x05], body])
-        #expect(try codec.decode([[0x46, 0x4C, 0x58, 0x42, 0x05], body]) == message)
+        #expect(codec.encode(message) == [[0x46, 0x4C, 0x58, 0x42, 0x06], body])
+        #expect(try codec.decode([[0x46, 0x4C, 0x58, 0x42, 0x06], body]) == message)
     }
 
     @Test("ACTION encodes to the bytes written out by hand")
@@ -60,8 +60,8 @@ struct GoldenBytesTests {
             0x00, 0x04, 0x63, 0x69, 0x74, 0x79,                     //     "city"
             0x00, 0x00,                                             // traceparent "": untraced
         ]
-        #expect(codec.encode(message) == [[0x46, 0x4C, 0x58, 0x42, 0x05], body])
-        #expect(try codec.decode([[0x46, 0x4C, 0x58, 0x42, 0x05], body]) == message)
+        #expect(codec.encode(message) == [[0x46, 0x4C, 0x58, 0x42, 0x06], body])
+        #expect(try codec.decode([[0x46, 0x4C, 0x58, 0x42, 0x06], body]) == message)
     }
 
     @Test("an untraced ACK costs 2 bytes for its timings; a traced one carries each store's five fields")
@@ -79,6 +79,18 @@ struct GoldenBytesTests {
             0, 0, 0, 0, 0, 0, 0, 3,                                 //   finished 3
             0, 0, 0, 0, 0, 0, 0x01, 0x02,                           //   sent 258
         ])
+    }
+
+    @Test("a result ends with what its store read of its dependencies, after its state digest (version 6)")
+    func resultReadDigest() throws {
+        let result = StoreResult(store: "price", status: .ok, digest: 0x0102, readDigest: 0xA9ED_595D_242B_E52E)
+        let body = codec.encode(.ack(.init(epoch: 1, sequence: 2, results: [result])))[1]
+        #expect(Array(body.suffix(18)) == [
+            0, 0, 0, 0, 0, 0, 0x01, 0x02,                           //   digest 258
+            0xA9, 0xED, 0x59, 0x5D, 0x24, 0x2B, 0xE5, 0x2E,         //   readDigest
+            0x00, 0x00,                                             // timings: 0 items
+        ])
+        #expect(try codec.decode([Codec.signature, body]) == .ack(.init(epoch: 1, sequence: 2, results: [result])))
     }
 
     @Test("an absent optional is one zero byte; a status is one byte")
@@ -112,6 +124,6 @@ struct GoldenBytesTests {
             0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x90,         // latencyMaxMicros 400
         ]
         #expect(codec.encode(message)[1] == body)
-        #expect(try codec.decode([[0x46, 0x4C, 0x58, 0x42, 0x05], body]) == message)
+        #expect(try codec.decode([[0x46, 0x4C, 0x58, 0x42, 0x06], body]) == message)
     }
 }

@@ -137,4 +137,15 @@ struct CheckpointTests {
         #expect(try file.load() == checkpoint)
         #expect(!FileManager.default.fileExists(atPath: file.path + ".tmp"))
     }
+
+    /// What a dependent read survives the file, so that a worker restarted after a power cut acknowledges again with
+    /// it; a checkpoint written before it existed reads as not saying.
+    @Test func aCheckpointKeepsWhatADependentRead() throws {
+        let read = StoreResult(store: "ledger", status: .ok, digest: 7, readDigest: 0xA9ED_595D_242B_E52E)
+        let kept = try JSONDecoder().decode(Checkpoint.Result.self, from: JSONEncoder().encode(Checkpoint.Result(read)))
+        #expect(kept.storeResult == read)
+        let older = Data(#"{"store":"ledger","status":0,"message":"","digest":7}"#.utf8)
+        #expect(try JSONDecoder().decode(Checkpoint.Result.self, from: older).storeResult?.readDigest == ReadDigest.none)
+        #expect(Checkpoint.Result(StoreResult(store: "kv", status: .ok, digest: 1)).readDigest == nil)
+    }
 }

@@ -97,4 +97,48 @@ struct RestartedCoordinatorTests {
         #expect(waiting.sequence == 0 && text(waiting) == #"{"entries":0,"total":0}"#)
         #expect(done.sequence == 1 && text(done) == #"{"entries":1,"total":4}"#)
     }
+
+    /// A dependent's ACK says what it read of its dependency (PROTOCOL.md, Appendix F): the released output when it
+    /// ran, `skipped` when the dependency failed; and a duplicate ACTION, as a restarted coordinator sends it, is
+    /// acknowledged again with the same digest, which is what lets that coordinator catch a decision its log lost.
+    @Test func aDependentsAckSaysWhatItReadAndSaysItAgain() async throws {
+        let coordinator = try RawCoordinator()
+        let (worker, task) = coordinator.startWorker("w1", [HostedStore(LedgerStore.self)])
+        let id = Array("w1".utf8)
+        let checked = StoreOutput(store: "check", status: .ok, output: Array(#"{"lastQty":4}"#.utf8))
+        let refused = StoreOutput(store: "check", status: .failed, message: "too many")
+        let action = { @Sendable (epoch: UInt64, sequence: UInt64) in
+            Message.action(.init(
+                epoch: epoch, sequence: sequence, actionType: "order.place", payload: Array(#"{"qty":4}"#.utf8),
+                plan: [PlanStep(store: "check"), PlanStep(store: "ledger", waitsFor: ["check"])]))
+        }
+        let (ran, skipped, again) = try await onDedicatedThread {
+            guard case .hello? = try coordinator.receive(timeout: .seconds(5))?.message else {
+                throw PollTimeout(description: "no HELLO")
+            }
+            try coordinator.send(coordinator.welcome(epoch: 1, sequence: 0), to: id)
+            _ = try Self.await(coordinator, heartbeating: 1, at: 0) { if case .ready = $0 { true } else { nil } }
+            func run(_ sequence: UInt64, releasing output: StoreOutput) throws -> StoreResult {
+                try coordinator.send(action(1, sequence), to: id)
+                try coordinator.send(.release(.init(epoch: 1, sequence: sequence, outputs: [output])), to: id)
+                return try Self.await(coordinator, heartbeating: 1, at: sequence) {
+                    if case .ack(let ack) = $0, ack.sequence == sequence { ack.results.first } else { nil }
+                }
+            }
+            let ran = try run(1, releasing: checked)
+            let skipped = try run(2, releasing: refused)
+            try coordinator.send(action(1, 1), to: id)
+            let again = try Self.await(coordinator, heartbeating: 1, at: 2) {
+                if case .ack(let ack) = $0, ack.sequence == 1 { ack.results.first } else { nil }
+            }
+            return (ran, skipped, again)
+        }
+        _ = try await SnapshotTests.finish(worker, task)
+        coordinator.close()
+
+        #expect(ran.status == .ok && ran.readDigest == ReadDigest.of([checked]))
+        #expect(ran.readDigest != ReadDigest.none && ran.readDigest != ReadDigest.skipped)
+        #expect(skipped.status == .skipped && skipped.readDigest == ReadDigest.skipped)
+        #expect(again == ran, "the duplicate is acknowledged from memory, with what it read then")
+    }
 }

@@ -29,7 +29,7 @@ import zmq
 
 # --- Wire constants (PROTOCOL.md, "Framing and encoding") -----------------------------------
 
-SIGNATURE = b"FLXB\x05"  # frame 0 of every message, and the SUB subscription
+SIGNATURE = b"FLXB\x06"  # frame 0 of every message, and the SUB subscription
 
 HELLO, WELCOME, REJECT, READY, ACTION, RELEASE, ACK, FETCH, REPLAY, HEARTBEAT, GOODBYE, SNAPSHOT = range(1, 13)
 DISPATCH, RESULT, ERROR, STATUS_REQUEST, STATUS, GRAPH_REQUEST, GRAPH = range(0x10, 0x17)
@@ -545,7 +545,8 @@ class Worker:
     def acknowledge(self, action, results):
         writer = Writer(ACK).u64(action.epoch).u64(action.sequence).u16(len(results))
         for name, status, message, output, digest in results:
-            writer.string(name).u8(status).string(message).optional_bytes(output).u64(digest)
+            # readDigest 0: this worker runs no store that reads a dependency's outcome, so it has nothing to say
+            writer.string(name).u8(status).string(message).optional_bytes(output).u64(digest).u64(0)
         writer.u16(0)  # timings: this worker does not trace
         self.send(writer.frames())
 

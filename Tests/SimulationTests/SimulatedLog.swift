@@ -55,6 +55,9 @@ final class SimulatedDisk {
     /// The newest action a power cut would leave: the newest at the last sync while one is owed.
     var newestSynced: UInt64? { lastSynced.map { $0.tables.actions.last?.sequence } ?? newestSequence }
 
+    /// The decisions a power cut now would keep: those of the last sync while one is owed.
+    var syncedDecisions: [UInt64: [StoreOutput]] { lastSynced?.tables.decisions ?? tables.decisions }
+
     /// Before a commit that the coordinator syncs later: what a power cut before that sync goes back to.
     func committing() {
         if lastSynced == nil { lastSynced = (contents, mark.mark, tables.snapshots) }

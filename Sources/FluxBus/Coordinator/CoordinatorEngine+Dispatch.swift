@@ -7,8 +7,8 @@ extension CoordinatorEngine {
     /// in flight. A request that no live store takes part in completes at once, so this loops rather than recursing.
     /// Nothing starts before its actions are committed to the log, nor while a restart still waits for the previous
     /// run's stores. The ACTIONs go out while the disk syncs that commit; everything that tells of them (RESULT,
-    /// COMPLETED, RELEASE) waits for the sync. A commit that no ACTION follows (accepted requests queued behind
-    /// those in flight, decisions) is synced at once.
+    /// COMPLETED, RELEASE) waits for the sync. A commit that no ACTION follows (decisions, accepted requests queued
+    /// behind those in flight) releases its decisions while the disk syncs it, and the rest waits for the sync.
     func pump() {
         #if DEBUG
         let logFirst = plantedBug != .coordinatorPublishesBeforeLogging
@@ -20,7 +20,7 @@ extension CoordinatorEngine {
         let starting = nextMayStart
         let planned = starting ? planNext() : false
         if logFirst, planned || log.hasUnflushedActions || !undeliveredDecisions.isEmpty {
-            if starting { commitBeforePublishing() } else { flushLog() }
+            if starting { commitBeforePublishing() } else { commitReleasingDecisions() }
         }
         guard !storageFailed, recovery == nil else { return }
         while nextMayStart {
@@ -140,7 +140,12 @@ extension CoordinatorEngine {
         // A request with nothing to run (all of it completed before a restart) ends before any dispatch does.
         answerFinished(lastOutcomes: [])
         var progressed = false
-        while let flight = flights.takeCompletedHead() {
+        while true {
+            // Nothing is told of a dispatch whose replicas read other outcomes than it records.
+            if let head = flights.head, flights[head].isComplete, let misread = misreadDependencies(in: flights[head]) {
+                return stopOnMisread(misread, sequence: flights[head].sequence)
+            }
+            guard let flight = flights.takeCompletedHead() else { break }
             answerFinished(lastOutcomes: complete(flight))
             progressed = true
         }

@@ -7,8 +7,9 @@ import Logging
 extension CoordinatorEngine {
     /// Records a store's outcome once all its replicas answered (or were lost). When stores wait for it, the outcome
     /// is a decision every replica of theirs will read, now or replaying the history: it is logged, and released to
-    /// their workers (those hosting the store too) only once the log has it (``releaseDecisions()``), so that a
-    /// restart dispatching the action again releases the same outcome.
+    /// their workers (those hosting the store too) only once the log has committed it (``releaseDecisions()``), so
+    /// that a restart dispatching the action again releases the same outcome. The disk syncs that commit while the
+    /// RELEASEs travel (``commitReleasingDecisions()``).
     func settle(_ store: String, at index: Int) {
         guard let position = flights[index].position(of: store) else { return }
         let progress = flights[index].steps[position]
@@ -33,6 +34,41 @@ extension CoordinatorEngine {
         if recorded { return release(output.store, at: index) }
         log.recordDecision(output, sequence: flights[index].sequence)
         undeliveredDecisions.append((flights[index].sequence, output.store))
+    }
+
+    /// The replicas of a completed dispatch whose results say they read other outcomes of their dependencies than the
+    /// dispatch records (``ReadDigest``), named; nil when none did. A decision goes out once committed, while the
+    /// disk syncs it: a power cut may lose it after a dependent read it, and the restart decide that store afresh.
+    func misreadDependencies(in flight: InFlightDispatch) -> [String]? {
+        #if DEBUG
+        if plantedBug == .coordinatorIgnoresWhatDependentsRead { return nil }
+        #endif
+        var misread: [String] = []
+        for (step, progress) in zip(flight.plan, flight.steps) where !step.waitsFor.isEmpty
+        && progress.results.contains(where: { $0.result.readDigest != ReadDigest.none }) {
+            let recorded = ReadDigest.of(step.waitsFor.compactMap { dependency in
+                flight.position(of: dependency).flatMap { flight.steps[$0].settled }
+            })
+            for replica in progress.results where replica.result.readDigest != ReadDigest.none
+            && replica.result.readDigest != recorded {
+                misread.append("store `\(step.store)` on worker `\(replica.worker)`")
+            }
+        }
+        return misread.isEmpty ? nil : misread
+    }
+
+    /// Replicas read outcomes the log does not record: it lost a decision they read. The coordinator stops before it
+    /// tells anyone of the dispatch, and stops again at every restart until those replicas start over.
+    func stopOnMisread(_ misread: [String], sequence: UInt64) {
+        let failure = BusError(code: .storage, message: "\(misread.joined(separator: ", ")) applied #\(sequence) reading "
+            + "outcomes of its dependencies that this coordinator's log does not record: the log lost a decision after "
+            + "releasing it (its machine lost power while the log synced, or its data directory was replaced), and "
+            + "#\(sequence) was decided again otherwise. Restart each worker named with empty state (remove its "
+            + "--data-dir checkpoint) so that it replays the log's history, then start the coordinator again")
+        logger.critical("replicas read outcomes the log does not record; stopping", metadata: [
+            "seq": "\(sequence)", "replicas": "\(misread.joined(separator: "; "))",
+        ])
+        stopOnStorageFailure(failure, because: "found replicas that read outcomes its log does not record")
     }
 
     /// Sends the decisions the log has just committed.

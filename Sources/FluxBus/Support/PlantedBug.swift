@@ -23,5 +23,8 @@ enum PlantedBug: String, CaseIterable, Sendable {
     /// The coordinator drops the COMPLETEDs it held for its next publication when their window ends, instead of
     /// publishing them alone.
     case coordinatorDropsHeldCompletions
+    /// The coordinator does not hold what its dependents' replicas say they read to the outcomes it records: a
+    /// decision a power cut lost, and the restart decided otherwise, goes unseen.
+    case coordinatorIgnoresWhatDependentsRead
 }
 #endif

@@ -29,6 +29,9 @@ struct Checkpoint: Codable, Equatable, Sendable {
         var message: String
         var output: Data?
         var digest: UInt64
+        /// What the store read of its dependencies (``StoreResult/readDigest``); absent in a checkpoint written
+        /// before it existed, and for a store that waits for none.
+        var readDigest: UInt64?
     }
 
     struct Acknowledged: Codable, Equatable, Sendable {
@@ -49,13 +52,15 @@ extension Checkpoint.Result {
     init(_ result: StoreResult) {
         self.init(
             store: result.store, status: result.status.rawValue, message: result.message, output: result.output.map { Data($0) },
-            digest: result.digest)
+            digest: result.digest, readDigest: result.readDigest == ReadDigest.none ? nil : result.readDigest)
     }
 
     /// The result as the wire carries it; nil for an unknown status.
     var storeResult: StoreResult? {
         OutcomeStatus(rawValue: status).map {
-            StoreResult(store: store, status: $0, message: message, output: output.map { [UInt8]($0) }, digest: digest)
+            StoreResult(
+                store: store, status: $0, message: message, output: output.map { [UInt8]($0) }, digest: digest,
+                readDigest: readDigest ?? ReadDigest.none)
         }
     }
 }

@@ -98,6 +98,16 @@ struct LocalDispatch {
         return found
     }
 
+    /// What `step` read of its dependencies (``ReadDigest``): whether it runs, and the outputs it is handed.
+    func readDigest(for step: Runnable) -> UInt64 {
+        if step.waitsFor.isEmpty { return ReadDigest.none }
+        if step.blockedBy != nil { return ReadDigest.skipped }
+        return ReadDigest.ran(reading: step.waitsFor.map { dependency in
+            guard case .encoded(let bytes)? = outputs[dependency] else { return (dependency, nil) }
+            return (dependency, bytes)
+        })
+    }
+
     /// Records a store's result here. The stores here waiting for it wait on for the coordinator's word.
     mutating func record(_ result: StoreResult) {
         execution.record(result.store, result.settlement)

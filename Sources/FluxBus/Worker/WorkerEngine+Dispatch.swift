@@ -85,7 +85,9 @@ extension WorkerEngine {
             // A traced dispatch reads the clock around each store; an untraced one never does.
             let started = dispatch.timing == nil ? now : clockNow()
             if let blocker = ready.blockedBy {
-                result = StoreResult(store: store.name, status: .skipped, message: blocker, digest: reported ? digest(of: store) : 0)
+                result = StoreResult(
+                    store: store.name, status: .skipped, message: blocker, digest: reported ? digest(of: store) : 0,
+                    readDigest: reported ? dispatch.readDigest(for: ready) : ReadDigest.none)
                 dispatch.record(result)
             } else {
                 result = run(store, at: position, in: &dispatch, step: ready, reported: reported)
@@ -145,7 +147,8 @@ extension WorkerEngine {
         let result = reported
             ? StoreResult(
                 store: store.name, status: status, message: message,
-                output: status == .ok ? try? store.output()?.encoded() : nil, digest: digest(of: store))
+                output: status == .ok ? try? store.output()?.encoded() : nil, digest: digest(of: store),
+                readDigest: dispatch.readDigest(for: step))
             : StoreResult(store: store.name, status: status, message: message, digest: 0)
         dispatch.record(result)
         return result
