@@ -57,6 +57,22 @@ struct DecisionSyncScenarioTests {
         #expect(cluster.checker.acknowledged[sequence] == nil, "no client was told of #\(sequence)")
     }
 
+    /// The recovery OPERATIONS.md gives: the operator restarts the replicas named with empty state, they replay the
+    /// log's history (the ledger lost, so the audit skipped), and the restarted coordinator goes on. Every request is
+    /// answered, the audit's replicas agree, and nothing told is untrue.
+    @Test func anOperatorRecoversByRestartingTheReplicasNamedEmpty() {
+        guard let (cluster, sequence) = Self.cut(losingTheLedger: true) else {
+            return #expect(Bool(false), "no seed reached the fault")
+        }
+        cluster.operatorRestartsMisreadReplicas = true
+        #expect(ScenarioTests.settle(cluster, within: 60), "\(cluster.checker.recentSteps.suffix(12))")
+        #expect(cluster.checker.violation == nil, "\(cluster.checker.violation ?? "")")
+        #expect(cluster.storageStops.count == 1, "\(cluster.storageStops)")
+        #expect(cluster.restartedEmptyByOperator == 2, "w3 and w4 started over")
+        #expect(cluster.checker.acknowledged[sequence] != nil, "#\(sequence) answered once the replicas started over")
+        #expect(cluster.checker.acknowledged.count == 30, "every action answered")
+    }
+
     /// The control: a coordinator that does not check what the dependents read answers for the dispatch, and a replica
     /// of the audit that starts over replays the ledger as lost, skips the audit, and diverges from its peer.
     @Test func withoutTheCheckTheLostDecisionGoesUnseen() {

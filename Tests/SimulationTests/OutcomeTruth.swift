@@ -14,8 +14,8 @@ struct OutcomeTruth {
 
     /// What clients were told, per store: ok, or not applied (failed/skipped). Unknown is not kept.
     private var told: [Key: (applied: Bool, request: String)] = [:]
-    /// What replicas did: whether any applied the store, whether any refused it, and where.
-    private var ran: [Key: (applied: String?, refused: String?)] = [:]
+    /// What replicas did: which applied the store, and which refused it.
+    private var ran: [Key: (applied: [String], refused: [String])] = [:]
 
     /// Records an answer's outcomes: a store's replicas merged by the rule clients use.
     mutating func told(_ request: String, sequence: UInt64, outcomes: [Outcome], planned: Set<String>) -> String? {
@@ -44,21 +44,29 @@ struct OutcomeTruth {
         ran = ran.filter { $0.key.sequence <= sequence }
     }
 
+    /// Forgets what `worker` did: it starts over with empty state, so none of its runs is kept anywhere.
+    mutating func forgetRuns(of worker: String) {
+        for key in ran.keys {
+            ran[key]!.applied.removeAll { $0 == worker }
+            ran[key]!.refused.removeAll { $0 == worker }
+        }
+    }
+
     /// Records one replica's run of a store in a dispatch.
     mutating func ran(_ store: String, sequence: UInt64, on worker: String, status: OutcomeStatus) -> String? {
         let key = Key(sequence: sequence, store: store)
-        var record = ran[key] ?? (nil, nil)
-        if status == .ok { record.applied = record.applied ?? worker } else { record.refused = record.refused ?? worker }
+        var record = ran[key] ?? ([], [])
+        if status == .ok { record.applied.append(worker) } else { record.refused.append(worker) }
         ran[key] = record
         return compare(key)
     }
 
     private func compare(_ key: Key) -> String? {
         guard let told = told[key], let ran = ran[key] else { return nil }
-        if !told.applied, let worker = ran.applied {
+        if !told.applied, let worker = ran.applied.first {
             return "request \(told.request) was told \(key.store) did not apply #\(key.sequence), but \(worker) applied it"
         }
-        if told.applied, let worker = ran.refused {
+        if told.applied, let worker = ran.refused.first {
             return "request \(told.request) was told \(key.store) applied #\(key.sequence), but \(worker) failed or skipped it"
         }
         return nil

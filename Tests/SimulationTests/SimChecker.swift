@@ -223,6 +223,12 @@ final class SimChecker {
         if let lie = truth.ran(store, sequence: sequence, on: worker, status: status) { fail(lie) }
     }
 
+    /// A worker starts over with empty state (an operator's recovery): what it did before is in no replica now.
+    func workerStartsOver(_ worker: String) {
+        auditRuns[worker] = nil
+        truth.forgetRuns(of: worker)
+    }
+
     /// The sequences where two workers' audit replicas did different things.
     private func auditDifferences(_ first: String, _ second: String) -> String {
         let a = auditRuns[first] ?? [:], b = auditRuns[second] ?? [:]

@@ -80,9 +80,16 @@ extension SimCluster {
     }
 
     /// The coordinator stopped for its log. The scenario's operator, when it is a worker ahead of the log, starts it
-    /// again once with `--new-bus`.
+    /// again once with `--new-bus`; when replicas read a decision the log lost, it restarts each one named empty.
     func operatorSees(_ error: BusError) {
         storageStops.append(error.message)
+        if operatorRestartsMisreadReplicas, error.message.contains("reading outcomes of its dependencies") {
+            for index in workers.indices where error.message.contains("on worker `\(workers[index].id)`") {
+                crashWorker(index)
+                restartEmpty(index, refused: error)
+            }
+            return
+        }
         guard operatorRecoversFromAheadWorkers, error.message.contains("behind what a worker applied") else { return }
         checker.note("the operator starts the coordinator once with --new-bus")
         configuration.newBus = true
@@ -94,6 +101,7 @@ extension SimCluster {
         checker.note("the operator restarts \(id), refused for \(error?.message ?? "?"), with empty state")
         workers[index].engine = nil
         workers[index].checkpoint = nil
+        checker.workerStartsOver(id)
         restartedEmptyByOperator += 1
         schedule(.workerRestart(index), after: 500_000)
     }

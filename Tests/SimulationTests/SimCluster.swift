@@ -118,6 +118,9 @@ final class SimCluster {
     /// power cut lost a commit after its ACTION went out): it starts the coordinator once with `--new-bus`, and
     /// restarts each worker that coordinator refuses (REJECT 9) with empty state, as OPERATIONS.md section 9 says.
     var operatorRecoversFromAheadWorkers = false
+    /// A scenario's operator, for a coordinator that stopped because replicas read a decision its log lost: it
+    /// restarts each replica named with empty state, as OPERATIONS.md section 9 says.
+    var operatorRestartsMisreadReplicas = false
     /// Workers refused for being ahead of the log, which the operator restarts empty when they stop; and how many
     /// the operator restarted so.
     var refusedAheadOfLog: Set<Int> = []
