@@ -7,8 +7,9 @@ extension CoordinatorEngine {
     /// in flight. A request that no live store takes part in completes at once, so this loops rather than recursing.
     /// Nothing starts before its actions are committed to the log, nor while a restart still waits for the previous
     /// run's stores. The ACTIONs go out while the disk syncs that commit; everything that tells of them (RESULT,
-    /// COMPLETED, RELEASE) waits for the sync. A commit that no ACTION follows (decisions, accepted requests queued
-    /// behind those in flight) releases its decisions while the disk syncs it, and the rest waits for the sync.
+    /// COMPLETED, a RELEASE decided as they start) waits for the sync. A commit that no ACTION follows (decisions,
+    /// accepted requests queued behind those in flight) releases its decisions while the disk syncs it, and what
+    /// tells of completed dispatches waits for the sync.
     func pump() {
         #if DEBUG
         let logFirst = plantedBug != .coordinatorPublishesBeforeLogging
