@@ -32,6 +32,10 @@ struct FaultPlan: CustomStringConvertible {
     /// machine loses power, the disk having written the commit) while the sync hangs. Drawn from a generator of its
     /// own, like ``logDamage``.
     var crashDuringSync = 0.0
+    /// Whether one fault in three during a sync is a power cut that loses the commit, which stops the coordinator for
+    /// an operator when a worker applied what it lost (the scenario's operator then recovers as OPERATIONS.md says).
+    /// Off in the swarm, whose seeds have no operator: `DecisionSyncScenarioTests` runs it under swarm faults.
+    var powerCutsLoseCommits = false
     /// Per second: chance that a worker is busy inside a handler for 0.1–8 s (past the 5 s ack deadline, or not):
     /// it handles nothing meanwhile, but its guard heartbeats for it. Drawn from a generator of its own, like
     /// ``logDamage``.
@@ -67,7 +71,7 @@ struct FaultPlan: CustomStringConvertible {
             + "partitions \(partitionRate)/s, worker crashes \(workerCrashRate)/s (checkpoint kept \(percent(keepsCheckpoint))), "
             + "coordinator crashes \(coordinatorCrashRate)/s, stalls \(stallRate)/s, flush failures \(percent(flushFailure)), "
             + "coordinator stalls \(coordinatorStallRate)/s, log damage \(percent(logDamage)) of coordinator crashes, "
-            + "crashes during a log sync \(percent(crashDuringSync)), "
+            + "crashes during a log sync \(percent(crashDuringSync))\(powerCutsLoseCommits ? " (a third losing the commit)" : ""), "
             + "busy handlers \(busyRate)/s (stopped while busy \(percent(stopWhileBusy)))"
     }
 }

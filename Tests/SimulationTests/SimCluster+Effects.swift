@@ -83,6 +83,11 @@ extension SimCluster {
                          after: Int64.random(in: 0...30_000, using: &random))
             case .stop(let error) where refusedAheadOfLog.remove(index) != nil:
                 restartEmpty(index, refused: error)
+            case .stop(let error?) where error.message.contains("the coordinator now has another action as"):
+                // It ran an action the log lost; its supervisor restarts it (exit 4), from its checkpoint or empty.
+                checker.note("\(self.workers[index].id) stops: \(error.message)")
+                crashWorker(index)
+                schedule(.workerRestart(index), after: 500_000)
             case .stop(let error):
                 if let error { checker.fail("worker \(workers[index].id) stopped: \(error.message)") }
                 workers[index].engine = nil

@@ -41,15 +41,19 @@ extension SimCluster {
     /// network, and the commit being synced is lost, or kept when the disk happened to write it.
     func cutPower(keeping: Bool) {
         let lost = disk.powerCut(keeping: keeping)
-        if lost { checker.lostPublished(after: disk.newestSequence ?? 0) }
+        if lost {
+            lostCommits += 1
+            checker.lostPublished(after: disk.newestSequence ?? 0)
+        }
         checker.note("fault: power cut during the log's sync; \(lost ? "the unsynced commit is lost" : "the disk had written it")")
         crashCoordinator()
     }
 
-    /// The swarm's fault in the middle of a sync, when the plan has one: a crash, or a power cut the commit survived.
-    /// (A power cut that loses it stops the coordinator for an operator: `SyncScenarioTests`.)
+    /// The swarm's fault in the middle of a sync, when the plan has one: a crash, or a power cut the commit survived;
+    /// when the plan says so, a power cut that loses it, for the scenario's operator to recover from.
     private func randomFaultDuringSync() -> SyncFault? {
         guard faultsOn, faults.crashDuringSync > 0, Double.random(in: 0..<1, using: &syncRandom) < faults.crashDuringSync else { return nil }
+        if faults.powerCutsLoseCommits, Int.random(in: 0..<3, using: &syncRandom) == 0 { return .powerCut(keeping: false) }
         return Bool.random(using: &syncRandom) ? .crash : .powerCut(keeping: true)
     }
 

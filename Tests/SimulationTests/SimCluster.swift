@@ -125,8 +125,9 @@ final class SimCluster {
     /// the operator restarted so.
     var refusedAheadOfLog: Set<Int> = []
     var restartedEmptyByOperator = 0
-    /// Faults that struck while a log sync hung.
+    /// Faults that struck while a log sync hung, and power cuts among them that lost a commit.
     var syncFaults = 0
+    var lostCommits = 0
     /// Why the coordinator stopped, each time it stopped for its log.
     var storageStops: [String] = []
     /// A scenario's loss: called with each published message and a subscriber; true loses it for that subscriber.
@@ -180,6 +181,8 @@ final class SimCluster {
         // Idle clients send only what a scenario gives them (``SimClient/adopt(_:at:cluster:)``).
         clients = (0..<3).map { SimClient(index: $0, actions: actionsPerClient) } + (3..<3 + idleClients).map { SimClient(index: $0, actions: 0) }
         checker.cluster = self
+        operatorRecoversFromAheadWorkers = self.faults.powerCutsLoseCommits
+        operatorRestartsMisreadReplicas = self.faults.powerCutsLoseCommits
         startCoordinator()
         retired = workersDown
         for index in workers.indices where !workersDown.contains(index) { startWorker(index, withCheckpoint: false) }

@@ -15,8 +15,11 @@ struct SimulationRun {
     let busy: (periods: Int, stops: Int)
     /// Worker processes that died in a trapping handler (a poison action), and the poison marks the log ended with.
     let poison: (traps: Int, marks: Int)
-    /// Coordinator crashes and power cuts that struck while a log sync hung.
+    /// Coordinator crashes and power cuts that struck while a log sync hung; power cuts that lost a commit; and the
+    /// coordinator's stops for its log.
     let syncFaults: Int
+    let lostCommits: Int
+    let storageStops: Int
     /// FETCHes that workers sent ahead while an answer was arriving.
     let fetchesAhead: Int
     let ledgerTraps: Set<UInt32>
@@ -51,6 +54,8 @@ struct SimulationRun {
         busy = (cluster.busyPeriods, cluster.busyStops)
         poison = (cluster.handlerTraps, cluster.disk.poison.count)
         syncFaults = cluster.syncFaults
+        lostCommits = cluster.lostCommits
+        storageStops = cluster.storageStops.count
         fetchesAhead = cluster.fetchesAhead + cluster.workers.compactMap(\.engine).reduce(0) { $0 + $1.catchUp.fetchesAhead }
         ledgerTraps = cluster.ledgerTraps
         transfers = cluster.checker.transfers

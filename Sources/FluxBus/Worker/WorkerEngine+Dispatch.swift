@@ -29,6 +29,9 @@ extension WorkerEngine {
         }
         // Only its sequence is read: binding the dispatch in hand would copy it, each of its collections retained.
         if let inHand = current?.sequence {
+            if inHand == action.sequence, !holdsInHand(action.actionType, action.payload, action.error) {
+                return replaceDispatchInHand(with: action)
+            }
             if inHand == action.sequence {
                 // A re-send: the coordinator is missing our acknowledgements for what already ran.
                 let results = current!.results
@@ -213,6 +216,11 @@ extension WorkerEngine {
         let entries = inOrder ? unsorted : unsorted.sorted(by: { $0.sequence < $1.sequence })
         for index in entries.indices {
             let sequence = entries[index].sequence
+            if current?.sequence == sequence,
+                !holdsInHand(entries[index].actionType, entries[index].payload, entries[index].error) {
+                replaceDispatchInHand(with: nil)
+                if phase == .stopped { return }
+            }
             let inHand = current?.sequence
             if inHand == sequence {
                 // The dispatch in hand completed without us: settle what is pending from the recorded outcomes
@@ -239,6 +247,38 @@ extension WorkerEngine {
         drive()
         if replay.isLast { catchUp.answerEnded(applied: lastApplied, at: now) }
         fetchWhatIsMissing()
+    }
+
+    /// Whether the dispatch in hand is of this action. The coordinator's action at the sequence in hand is another
+    /// only when its log lost the one this worker began (a power cut while it synced), and a restart gave the
+    /// sequence to another action.
+    func holdsInHand(_ actionType: String, _ payload: [UInt8], _ error: String?) -> Bool {
+        let logged = current!.logged
+        return logged.actionType == actionType && logged.error == error && logged.payload == payload
+    }
+
+    /// The dispatch in hand is of an action the coordinator's log no longer holds. If no store here has run it, it is
+    /// dropped, and `action` (when given) begun instead. If one has, this worker holds state the bus does not: it
+    /// stops, to resume from its checkpoint (written before that dispatch) or to start empty, and catch up.
+    func replaceDispatchInHand(with action: Message.Action?) {
+        let dropped = current!
+        guard dropped.results.isEmpty else {
+            logger.critical("the coordinator's log lost an action this worker ran; stopping", metadata: [
+                "seq": "\(dropped.sequence)", "action": "\(dropped.action.name)",
+            ])
+            return stop(BusError(code: .refused, message: "worker `\(id)` ran #\(dropped.sequence) "
+                + "(`\(dropped.action.name)`) in part, but the coordinator now has another action as #\(dropped.sequence): its "
+                + "log lost the one this worker ran (its machine lost power while the log synced). The worker stops rather "
+                + "than go on from a state the log does not hold; restarted, it resumes from its checkpoint (written "
+                + "before #\(dropped.sequence)) or starts empty, and catches up"))
+        }
+        logger.warning("dropped a dispatch in hand that the coordinator's log lost; running its action instead", metadata: [
+            "seq": "\(dropped.sequence)", "dropped": "\(dropped.action.name)",
+        ])
+        current = nil
+        guard let action else { return }
+        begin(action)
+        drive()
     }
 
     func reacknowledge(_ sequence: UInt64) {

@@ -46,6 +46,9 @@ extension WorkerEngine {
         let restarted = session.welcomed(welcome)
         if restarted {
             logger.notice("coordinator restarted; rejoined under a new epoch", metadata: ["epoch": "\(welcome.epoch)"])
+            // What was kept from the previous epoch may be what its log lost (a power cut while it synced): the new
+            // epoch sends again what it still holds.
+            earlyArrivals = EarlyArrivals()
         }
         catchUp.welcomed(at: welcome.sequence, restarted: restarted)
         logger[metadataKey: "epoch"] = "\(epoch)"
