@@ -98,9 +98,9 @@ struct StrictnessTests {
 
     @Test("a bytes length beyond the frame is truncated")
     func bytesLengthBeyondFrame() {
-        // SNAPSHOT: epoch, store "s", sequence, digest, size, checksum, transfer "", then state announcing 100 bytes
-        // with 2 present.
-        var frame: [UInt8] = [0x0C] + [UInt8](repeating: 0, count: 8) + [0x00, 0x01, 0x73] + [UInt8](repeating: 0, count: 32)
+        // SNAPSHOT: epoch, store "s", sequence, digest, size, checksum, chain, transfer "", then state announcing 100
+        // bytes with 2 present.
+        var frame: [UInt8] = [0x0C] + [UInt8](repeating: 0, count: 8) + [0x00, 0x01, 0x73] + [UInt8](repeating: 0, count: 40)
         frame += [0x00, 0x00]
         frame += [0x00, 0x00, 0x00, 0x64, 0xAA, 0xBB]
         #expect(failure([Self.signature, frame])

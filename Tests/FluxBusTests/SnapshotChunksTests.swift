@@ -17,7 +17,7 @@ struct SnapshotChunksTests {
     static func snapshot(_ store: String, at sequence: UInt64, _ bytes: [UInt8]) -> LogSnapshot {
         LogSnapshot(
             store: store, sequence: sequence, digest: 99, checksum: StateDigest.fnv1a64(bytes), size: UInt64(bytes.count),
-            worker: "w1")
+            worker: "w1", chain: 0x5EED ^ sequence)
     }
 
     /// Reads across chunk boundaries return exactly the bytes asked for; a newer snapshot replaces the older one and

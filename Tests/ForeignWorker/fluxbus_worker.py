@@ -239,7 +239,7 @@ def decode(body):
         fields = dict(reason=r.string())
     elif command == SNAPSHOT:
         fields = dict(epoch=r.u64(), store=r.string(), sequence=r.u64(), digest=r.u64(), size=r.u64(),
-                      checksum=r.u64(), transfer=r.string(), state=r.bytes())
+                      checksum=r.u64(), chain=r.u64(), transfer=r.string(), state=r.bytes())
     elif command == PULL:
         fields = dict(transfer=r.string(), offset=r.u64(), max_bytes=r.u32())
     elif command == CHUNK:

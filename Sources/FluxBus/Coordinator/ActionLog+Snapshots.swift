@@ -6,10 +6,11 @@ import GRDB
 extension ActionLog {
     /// Every recorded snapshot's metadata.
     static func readSnapshots(_ db: Database) throws -> [LogSnapshot] {
-        try Row.fetchAll(db, sql: "SELECT store, sequence, digest, checksum, size, worker FROM snapshot").map { row in
+        try Row.fetchAll(db, sql: "SELECT store, sequence, digest, checksum, size, worker, chain FROM snapshot").map { row in
             LogSnapshot(
                 store: row["store"], sequence: row["sequence"], digest: UInt64(bitPattern: row["digest"]),
-                checksum: UInt64(bitPattern: row["checksum"]), size: UInt64(bitPattern: row["size"]), worker: row["worker"])
+                checksum: UInt64(bitPattern: row["checksum"]), size: UInt64(bitPattern: row["size"]), worker: row["worker"],
+                chain: UInt64(bitPattern: row["chain"]))
         }
     }
 

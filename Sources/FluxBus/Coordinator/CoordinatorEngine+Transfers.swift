@@ -20,9 +20,10 @@ extension CoordinatorEngine {
         // A state that includes the dispatch in flight is not history yet, and one no newer than the recorded snapshot
         // adds nothing: the next round will do.
         guard state.sequence <= lastCompleted, state.sequence > log.snapshots[store]?.sequence ?? 0 else { return }
+        // Its action's row is committed (it completed), and may be compacted away after this snapshot: keep its chain.
         let snapshot = LogSnapshot(
             store: store, sequence: state.sequence, digest: state.digest, checksum: state.checksum, size: state.size,
-            worker: worker)
+            worker: worker, chain: (try? log.chain(at: state.sequence)) ?? 0)
         log.beginSnapshot(store: store, sequence: state.sequence)
         log.writeSnapshotChunk(store: store, sequence: state.sequence, offset: 0, bytes: state.state)
         guard UInt64(state.state.count) < state.size else {
@@ -99,7 +100,7 @@ extension CoordinatorEngine {
             else { return }
             send(.snapshot(.init(
                 epoch: epoch, store: snapshot.store, sequence: snapshot.sequence, digest: snapshot.digest, size: snapshot.size,
-                checksum: snapshot.checksum, transfer: snapshot.transfer, state: first)), to: routingID)
+                checksum: snapshot.checksum, chain: snapshot.chain, transfer: snapshot.transfer, state: first)), to: routingID)
         } catch {
             logger.error("cannot read a snapshot from the log", metadata: ["store": "\(snapshot.store)", "error": "\(error)"])
         }

@@ -4,7 +4,7 @@ import GRDB
 
 /// The log's tables, as GRDB migrations: v1 the first release, v2 the bus's identity, the chain, request
 /// fingerprints, and outcomes in a table of their own; v3 decisions and plans; v4 snapshots' bytes in chunks; v5
-/// poison marks; v6 stores' histories.
+/// poison marks; v6 stores' histories; v7 snapshots' log chains.
 enum LogSchema {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -162,6 +162,11 @@ enum LogSchema {
                 ALTER TABLE store ADD COLUMN historyFrom INTEGER NOT NULL DEFAULT 0;
                 ALTER TABLE store ADD COLUMN historyBefore INTEGER NOT NULL DEFAULT 0;
                 """)
+        }
+        // v7: each snapshot's log chain at its sequence, which SNAPSHOT carries to the worker starting from it (0, not
+        // known, for a snapshot recorded before).
+        migrator.registerMigration("v7") { db in
+            try db.execute(sql: "ALTER TABLE snapshot ADD COLUMN chain INTEGER NOT NULL DEFAULT 0")
         }
         return migrator
     }

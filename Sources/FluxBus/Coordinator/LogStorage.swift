@@ -128,6 +128,9 @@ struct LogSnapshot: Hashable {
     let checksum: UInt64
     let size: UInt64
     let worker: String
+    /// The log chain at `sequence`, recorded with the snapshot (the action's row may be compacted away later); 0 for
+    /// a snapshot recorded before the log kept it.
+    let chain: UInt64
 
     /// The id a worker PULLs this snapshot's bytes under: `snapshot/SEQUENCE/STORE`.
     var transfer: String { "snapshot/\(sequence)/\(store)" }

@@ -72,11 +72,11 @@ extension LogWrite {
                 .execute(arguments: [mark.sequence, mark.store, mark.reason, now])
         case .snapshot(let snapshot):
             try db.cachedStatement(sql: """
-                INSERT OR REPLACE INTO snapshot (store, sequence, digest, state, worker, takenAt, size, checksum)
-                VALUES (?, ?, ?, x'', ?, ?, ?, ?)
+                INSERT OR REPLACE INTO snapshot (store, sequence, digest, state, worker, takenAt, size, checksum, chain)
+                VALUES (?, ?, ?, x'', ?, ?, ?, ?, ?)
                 """).execute(arguments: [
                     snapshot.store, snapshot.sequence, Int64(bitPattern: snapshot.digest), snapshot.worker, now,
-                    Int64(bitPattern: snapshot.size), Int64(bitPattern: snapshot.checksum),
+                    Int64(bitPattern: snapshot.size), Int64(bitPattern: snapshot.checksum), Int64(bitPattern: snapshot.chain),
                 ])
             try db.cachedStatement(sql: "DELETE FROM snapshot_chunk WHERE store = ? AND sequence <> ?")
                 .execute(arguments: [snapshot.store, snapshot.sequence])

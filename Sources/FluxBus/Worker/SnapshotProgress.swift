@@ -7,6 +7,8 @@ import FluxBusProtocol
 struct SnapshotProgress {
     /// Store → the sequence a snapshot brought it to, while that is beyond the worker's applied sequence.
     private var appliedThrough: [String: UInt64] = [:]
+    /// The log chain at a sequence a snapshot brought a store to, as its SNAPSHOT gave it.
+    private var chains: [UInt64: UInt64] = [:]
     /// Snapshots that arrived before their WELCOME, by store in arrival order; installed when a WELCOME of their epoch
     /// arrives. All are kept: one whose restored digest turns out wrong is refused then, and must not have displaced a
     /// sound one.
@@ -23,8 +25,14 @@ struct SnapshotProgress {
     /// The sequence a snapshot (or a checkpoint that kept one's mark) brought `store` to, if beyond the worker's.
     func appliedThrough(_ store: String) -> UInt64? { appliedThrough[store] }
 
-    /// Records that `store` has applied through `sequence`.
-    mutating func mark(_ store: String, through sequence: UInt64) { appliedThrough[store] = sequence }
+    /// Records that `store` has applied through `sequence`, and the log chain there when the snapshot said (not 0).
+    mutating func mark(_ store: String, through sequence: UInt64, chain: UInt64 = 0) {
+        appliedThrough[store] = sequence
+        if chain != 0 { chains[sequence] = chain }
+    }
+
+    /// The log chain at `sequence`, if a snapshot brought a store there and said it.
+    func chain(at sequence: UInt64) -> UInt64? { chains[sequence] }
 
     /// Whether `store` still runs dispatch `sequence`: not if a snapshot brought it that far.
     func runs(_ store: String, _ sequence: UInt64) -> Bool { appliedThrough[store].map { $0 < sequence } ?? true }
@@ -38,6 +46,7 @@ struct SnapshotProgress {
     /// Drops the marks the worker's applied sequence has reached.
     mutating func forget(through applied: UInt64) {
         if !appliedThrough.isEmpty { appliedThrough = appliedThrough.filter { $0.value > applied } }
+        if !chains.isEmpty { chains = chains.filter { $0.key > applied } }
     }
 
     /// The state an empty snapshot restores `store` to.

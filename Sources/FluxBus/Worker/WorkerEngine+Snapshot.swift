@@ -70,7 +70,7 @@ extension WorkerEngine {
         }
         // Its state is the snapshot's now, not what its latest run left.
         lastRuns[storesByName.index(of: store.name)!] = nil
-        snapshots.mark(store.name, through: snapshot.sequence)
+        snapshots.mark(store.name, through: snapshot.sequence, chain: snapshot.chain)
         checkpointStale = true
         emit(.snapshotInstalled(store: store.name, sequence: snapshot.sequence))
         logger.info("installed a snapshot", metadata: [
@@ -91,7 +91,9 @@ extension WorkerEngine {
         if floor > lastApplied, current == nil {
             logger.info("snapshots moved the applied sequence", metadata: ["from": "\(lastApplied)", "to": "\(floor)"])
             lastApplied = floor
-            chain = nil  // the history before `floor` came as state, not as entries
+            // The history before `floor` came as state, not as entries: its chain is the one the snapshot at `floor`
+            // gave (every store is at `floor` or past it, so one came from there), or unknown.
+            chain = snapshots.chain(at: floor)
         }
         forgetPassedSequences()
     }

@@ -132,6 +132,9 @@ extension Message {
         public var size: UInt64
         /// FNV-1a 64 of all `size` bytes: what the receiver checks the reassembled bytes against.
         public var checksum: UInt64
+        /// The log chain at `sequence` (docs/PROTOCOL.md, Appendix D), so that a worker starting from this state can
+        /// still prove its history when it joins again; 0 when the coordinator does not know it. Version 6.
+        public var chain: UInt64
         /// The id the worker PULLs the rest under.
         public var transfer: String
         /// The first bytes of the store's canonical state (JSON by convention); all of it when `size` fits, and once a
@@ -141,7 +144,7 @@ extension Message {
         /// A SNAPSHOT with the given fields.
         public init(
             epoch: UInt64, store: String, sequence: UInt64, digest: UInt64, size: UInt64, checksum: UInt64,
-            transfer: String, state: [UInt8]
+            chain: UInt64 = 0, transfer: String, state: [UInt8]
         ) {
             self.epoch = epoch
             self.store = store
@@ -149,15 +152,16 @@ extension Message {
             self.digest = digest
             self.size = size
             self.checksum = checksum
+            self.chain = chain
             self.transfer = transfer
             self.state = state
         }
 
         /// A SNAPSHOT that carries the whole of `state` inline.
-        public init(epoch: UInt64, store: String, sequence: UInt64, digest: UInt64, state: [UInt8]) {
+        public init(epoch: UInt64, store: String, sequence: UInt64, digest: UInt64, chain: UInt64 = 0, state: [UInt8]) {
             self.init(
                 epoch: epoch, store: store, sequence: sequence, digest: digest, size: UInt64(state.count),
-                checksum: StateDigest.fnv1a64(state), transfer: "", state: state)
+                checksum: StateDigest.fnv1a64(state), chain: chain, transfer: "", state: state)
         }
     }
 }
@@ -228,6 +232,7 @@ extension Message.Snapshot: WireItem {
         try visitor.u64(&digest, "digest")
         try visitor.u64(&size, "size")
         try visitor.u64(&checksum, "checksum")
+        try visitor.u64(&chain, "chain")
         try visitor.string(&transfer, "transfer")
         try visitor.bytes(&state, "state")
     }

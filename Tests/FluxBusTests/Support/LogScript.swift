@@ -120,7 +120,7 @@ struct LogScript {
         case 2:
             let snapshot = LogSnapshot(
                 store: store, sequence: sequence, digest: rng.next(), checksum: StateDigest.fnv1a64(bytes), size: UInt64(bytes.count),
-                worker: "w")
+                worker: "w", chain: rng.next())
             for log in logs { log.saveSnapshot(snapshot) }
             receiving = nil
         default:
