@@ -1,8 +1,7 @@
 /// What a store read of its dependencies' outcomes in one dispatch, as one u64: a worker reports it with the store's
 /// result (``StoreResult/readDigest``), and the coordinator holds it to the outcomes its log records before it
-/// answers for the dispatch. A decision goes out while the log syncs it, so a power cut may lose one that a replica
-/// already read; after the restart the dispatch is decided again, and this is how a different decision is caught
-/// (docs/PROTOCOL.md, "What a dependent read").
+/// answers for the dispatch, so that an answer is never given for a replica that ran on another outcome
+/// (docs/PROTOCOL.md, Appendix F).
 ///
 /// Only what can change the store's state counts: whether it ran, and the outputs it was handed. A store skipped
 /// because a dependency failed, was skipped or was lost reads ``skipped`` whichever it was.

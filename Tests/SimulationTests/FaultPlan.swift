@@ -34,7 +34,7 @@ struct FaultPlan: CustomStringConvertible {
     var crashDuringSync = 0.0
     /// Whether one fault in three during a sync is a power cut that loses the commit, which stops the coordinator for
     /// an operator when a worker applied what it lost (the scenario's operator then recovers as OPERATIONS.md says).
-    /// Off in the swarm, whose seeds have no operator: `DecisionSyncScenarioTests` runs it under swarm faults.
+    /// Off in the swarm, whose seeds have no operator: `SyncScenarioTests` runs it under swarm faults.
     var powerCutsLoseCommits = false
     /// Per second: chance that a worker is busy inside a handler for 0.1–8 s (past the 5 s ack deadline, or not):
     /// it handles nothing meanwhile, but its guard heartbeats for it. Drawn from a generator of its own, like

@@ -44,9 +44,10 @@ struct OutcomeTruth {
         ran = ran.filter { $0.key.sequence <= sequence }
     }
 
-    /// Forgets what `worker` did: it starts over with empty state, so none of its runs is kept anywhere.
-    mutating func forgetRuns(of worker: String) {
-        for key in ran.keys {
+    /// Forgets what `worker` did after `sequence`: it starts over from a checkpoint there (or empty, from 0), so
+    /// none of those runs is kept anywhere.
+    mutating func forgetRuns(of worker: String, after sequence: UInt64) {
+        for key in ran.keys where key.sequence > sequence {
             ran[key]!.applied.removeAll { $0 == worker }
             ran[key]!.refused.removeAll { $0 == worker }
         }

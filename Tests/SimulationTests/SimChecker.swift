@@ -223,12 +223,6 @@ final class SimChecker {
         if let lie = truth.ran(store, sequence: sequence, on: worker, status: status) { fail(lie) }
     }
 
-    /// A worker starts over with empty state (an operator's recovery): what it did before is in no replica now.
-    func workerStartsOver(_ worker: String) {
-        auditRuns[worker] = nil
-        truth.forgetRuns(of: worker)
-    }
-
     /// The sequences where two workers' audit replicas did different things.
     private func auditDifferences(_ first: String, _ second: String) -> String {
         let a = auditRuns[first] ?? [:], b = auditRuns[second] ?? [:]
@@ -262,8 +256,13 @@ final class SimChecker {
     /// they start again empty (the coordinator refuses them meanwhile, and they serve no reads).
     private var holdingLost: Set<String> = []
 
+    /// A worker starts, empty or from its checkpoint: what it ran after that is in no replica now. (It mattered once a
+    /// power cut could lose a decision: run again, a dispatch may read another one.)
     func workerStarted(_ index: Int, from checkpoint: UInt64?) {
-        if checkpoint == nil { holdingLost.remove(cluster.workers[index].id) }
+        let worker = cluster.workers[index].id
+        if checkpoint == nil { holdingLost.remove(worker) }
+        auditRuns[worker] = auditRuns[worker]?.filter { $0.key <= checkpoint ?? 0 }
+        truth.forgetRuns(of: worker, after: checkpoint ?? 0)
         note("w\(index + 1) starts \(checkpoint.map { "from its checkpoint at #\($0)" } ?? "empty")")
     }
 

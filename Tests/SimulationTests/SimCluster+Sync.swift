@@ -105,7 +105,6 @@ extension SimCluster {
         checker.note("the operator restarts \(id), refused for \(error?.message ?? "?"), with empty state")
         workers[index].engine = nil
         workers[index].checkpoint = nil
-        checker.workerStartsOver(id)
         restartedEmptyByOperator += 1
         schedule(.workerRestart(index), after: 500_000)
     }

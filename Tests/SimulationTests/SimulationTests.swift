@@ -66,8 +66,8 @@ struct SimulationTests {
     }
 
     /// A broken engine, built only in debug: the checker must find each bug within a few hundred seeds. One bug needs
-    /// a power cut that loses a released decision and a restart that decides it otherwise, which the swarm does not
-    /// draw: `DecisionSyncScenarioTests` scripts that fault, and finds it there.
+    /// a worker that ran on an outcome the coordinator never released, which no swarm fault makes:
+    /// `MisreadScenarioTests` scripts that, and finds it there.
     @Test("the checker finds every planted bug", arguments: PlantedBug.allCases.filter { $0 != .coordinatorIgnoresWhatDependentsRead })
     func findsPlantedBug(_ bug: PlantedBug) {
         var found: SimulationRun?

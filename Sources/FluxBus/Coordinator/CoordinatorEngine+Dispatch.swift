@@ -7,9 +7,9 @@ extension CoordinatorEngine {
     /// in flight. A request that no live store takes part in completes at once, so this loops rather than recursing.
     /// Nothing starts before its actions are committed to the log, nor while a restart still waits for the previous
     /// run's stores. The ACTIONs go out while the disk syncs that commit; everything that tells of them (RESULT,
-    /// COMPLETED, a RELEASE decided as they start) waits for the sync. A commit that no ACTION follows (decisions,
-    /// accepted requests queued behind those in flight) releases its decisions while the disk syncs it, and what
-    /// tells of completed dispatches waits for the sync.
+    /// COMPLETED, RELEASE) waits for the sync. A commit that no ACTION follows (accepted requests queued behind
+    /// those in flight, decisions) is synced at once: a decision goes out only once it is on disk (docs/ARCHITECTURE.md,
+    /// "Publishing while the log syncs", says why releasing it during the sync was tried and undone).
     func pump() {
         #if DEBUG
         let logFirst = plantedBug != .coordinatorPublishesBeforeLogging
@@ -21,7 +21,7 @@ extension CoordinatorEngine {
         let starting = nextMayStart
         let planned = starting ? planNext() : false
         if logFirst, planned || log.hasUnflushedActions || !undeliveredDecisions.isEmpty {
-            if starting { commitBeforePublishing() } else { commitReleasingDecisions() }
+            if starting { commitBeforePublishing() } else { flushLog() }
         }
         guard !storageFailed, recovery == nil else { return }
         while nextMayStart {

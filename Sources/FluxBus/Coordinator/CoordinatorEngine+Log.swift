@@ -13,17 +13,6 @@ extension CoordinatorEngine {
     /// once those ACTIONs are on their way: nothing that tells of them goes out before it (``releaseAheadOfSync()``).
     func commitBeforePublishing() { commitLog(deferringSync: true) }
 
-    /// Commits the decisions made since the last commit (and whatever else was logged) and releases them while the
-    /// disk syncs it, as ACTIONs travel while theirs syncs: a RELEASE waits for the commit, no longer for the fsync.
-    /// What a power cut may then lose, a decision a dependent already read, the dependent's ACK brings to light
-    /// (``misreadDependencies(in:)``).
-    func commitReleasingDecisions() {
-        commitLog(deferringSync: true)
-        guard !storageFailed, syncOwed else { return }
-        releaseDecisions()
-        releaseAheadOfSync()
-    }
-
     private func commitLog(deferringSync: Bool) {
         guard !storageFailed else { return }
         // Timed only when a traced request's action or decision is in it.

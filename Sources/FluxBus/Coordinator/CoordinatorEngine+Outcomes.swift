@@ -7,9 +7,8 @@ import Logging
 extension CoordinatorEngine {
     /// Records a store's outcome once all its replicas answered (or were lost). When stores wait for it, the outcome
     /// is a decision every replica of theirs will read, now or replaying the history: it is logged, and released to
-    /// their workers (those hosting the store too) only once the log has committed it (``releaseDecisions()``), so
-    /// that a restart dispatching the action again releases the same outcome. The disk syncs that commit while the
-    /// RELEASEs travel (``commitReleasingDecisions()``).
+    /// their workers (those hosting the store too) only once the log has it on disk (``releaseDecisions()``), so that
+    /// a restart dispatching the action again releases the same outcome.
     func settle(_ store: String, at index: Int) {
         guard let position = flights[index].position(of: store) else { return }
         let progress = flights[index].steps[position]
@@ -37,8 +36,9 @@ extension CoordinatorEngine {
     }
 
     /// The replicas of a completed dispatch whose results say they read other outcomes of their dependencies than the
-    /// dispatch records (``ReadDigest``), named; nil when none did. A decision goes out once committed, while the
-    /// disk syncs it: a power cut may lose it after a dependent read it, and the restart decide that store afresh.
+    /// dispatch records (``ReadDigest``), named; nil when none did. With every decision on disk before its RELEASE,
+    /// none should: a difference is a worker that ran a store on another outcome than the bus's, and the answer
+    /// would not be true of it.
     func misreadDependencies(in flight: InFlightDispatch) -> [String]? {
         #if DEBUG
         if plantedBug == .coordinatorIgnoresWhatDependentsRead { return nil }
@@ -57,14 +57,14 @@ extension CoordinatorEngine {
         return misread.isEmpty ? nil : misread
     }
 
-    /// Replicas read outcomes the log does not record: it lost a decision they read. The coordinator stops before it
-    /// tells anyone of the dispatch, and stops again at every restart until those replicas start over.
+    /// Replicas read outcomes the log does not record. The coordinator stops before it tells anyone of the dispatch,
+    /// and stops again at every restart until those replicas start over.
     func stopOnMisread(_ misread: [String], sequence: UInt64) {
         let failure = BusError(code: .storage, message: "\(misread.joined(separator: ", ")) applied #\(sequence) reading "
-            + "outcomes of its dependencies that this coordinator's log does not record: the log lost a decision after "
-            + "releasing it (its machine lost power while the log synced, or its data directory was replaced), and "
-            + "#\(sequence) was decided again otherwise. Restart each worker named with empty state (remove its "
-            + "--data-dir checkpoint) so that it replays the log's history, then start the coordinator again")
+            + "outcomes of its dependencies that this coordinator's log does not record (its data directory was replaced "
+            + "or restored, or the worker ran a store on outcomes the coordinator never released). Restart each worker "
+            + "named with empty state (remove its --data-dir checkpoint) so that it replays the log's history, then start "
+            + "the coordinator again")
         logger.critical("replicas read outcomes the log does not record; stopping", metadata: [
             "seq": "\(sequence)", "replicas": "\(misread.joined(separator: "; "))",
         ])

@@ -24,7 +24,7 @@ enum PlantedBug: String, CaseIterable, Sendable {
     /// publishing them alone.
     case coordinatorDropsHeldCompletions
     /// The coordinator does not hold what its dependents' replicas say they read to the outcomes it records: a
-    /// decision a power cut lost, and the restart decided otherwise, goes unseen.
+    /// replica that ran on another outcome goes unseen.
     case coordinatorIgnoresWhatDependentsRead
 }
 #endif
