@@ -64,6 +64,11 @@ extension SimCluster {
             for item in bundle.messages { if let inner = try? codec.decode([Codec.signature, item.body]) { checkDurable(inner) } }
             return
         }
+        // An ACTION whose action the disk holds for good has its plans there for good too: a power cut must not keep
+        // the action and lose the plan it was published under (the lost-commit swarm, seeds 254 and 283).
+        if case .action(let action) = message, disk.keepsForGood(action.sequence) == (true, false) {
+            checker.fail("ACTION #\(action.sequence) went out before its plan was on the disk, its action already was")
+        }
         // A dependency's outcome goes to its dependents only once the log holds it: a restart must release the same.
         if case .release(let release) = message {
             let logged = disk.decisions[release.sequence] ?? []

@@ -55,6 +55,14 @@ final class SimulatedDisk {
     /// The newest action a power cut would leave: the newest at the last sync while one is owed.
     var newestSynced: UInt64? { lastSynced.map { $0.tables.actions.last?.sequence } ?? newestSequence }
 
+    /// Whether a power cut now would keep the action at `sequence`, and its request's plans.
+    func keepsForGood(_ sequence: UInt64) -> (action: Bool, plans: Bool) {
+        let kept = lastSynced?.tables ?? tables
+        guard let index = kept.index(of: sequence) else { return (false, false) }
+        let request = kept.actions[index].batchFirst ?? sequence
+        return (true, kept.plans[request] != nil)
+    }
+
     /// The decisions a power cut now would keep: those of the last sync while one is owed.
     var syncedDecisions: [UInt64: [StoreOutput]] { lastSynced?.tables.decisions ?? tables.decisions }
 
@@ -112,6 +120,7 @@ final class SimulatedLog: LogStorage {
     let path: String? = "/simulated/log.sqlite"
     let sync = LogSync.always
     var hasUnflushedActions: Bool { log.hasUnflushedActions }
+    var firstUnflushedAction: UInt64? { log.firstUnflushedAction }
     var oldestRetained: UInt64 { log.oldestRetained }
     var knownStores: [String] { log.knownStores }
     var histories: [String: StoreHistory] { log.histories }

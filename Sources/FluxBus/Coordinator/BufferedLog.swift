@@ -12,6 +12,7 @@ protocol BufferedLog: LogStorage {
 
 extension BufferedLog {
     var hasUnflushedActions: Bool { buffer.hasUnflushedActions }
+    var firstUnflushedAction: UInt64? { buffer.firstUnflushedAction }
     var oldestRetained: UInt64 { buffer.oldestRetained }
     var knownStores: [String] { buffer.knownStores }
     var histories: [String: StoreHistory] { buffer.histories }

@@ -5,8 +5,9 @@ import FluxBusProtocol
 /// snapshots, the poison marks). The SQLite log and the in-memory one share it (``BufferedLog``), so both answer alike.
 final class LogBuffer {
     private(set) var writes: [LogWrite] = []
-    /// Whether an action waits in ``writes``: it must be committed before it is published.
-    private(set) var hasUnflushedActions = false
+    /// The sequence of the first action waiting in ``writes``: it must be committed before it is published.
+    private(set) var firstUnflushedAction: UInt64?
+    var hasUnflushedActions: Bool { firstUnflushedAction != nil }
     /// The first sequence still in the log.
     var oldestRetained: UInt64 = 1
     private(set) var knownStores: [String] = []
@@ -16,14 +17,14 @@ final class LogBuffer {
     var snapshots: [String: LogSnapshot] = [:]
 
     func add(_ write: LogWrite) {
-        if case .action = write { hasUnflushedActions = true }
+        if firstUnflushedAction == nil, case .action(let sequence, _, _, _, _, _, _, _) = write { firstUnflushedAction = sequence }
         writes.append(write)
     }
 
     /// After a commit: nothing waits any more.
     func committed() {
         writes.removeAll(keepingCapacity: true)
-        hasUnflushedActions = false
+        firstUnflushedAction = nil
     }
 
     /// What the log held when it was opened.

@@ -18,6 +18,8 @@ protocol LogStorage: AnyObject {
     var sync: LogSync { get }
     /// Whether an action waits to be committed: it must be, before it is published.
     var hasUnflushedActions: Bool { get }
+    /// The sequence of the first action waiting to be committed; nil when none waits.
+    var firstUnflushedAction: UInt64? { get }
     /// The first sequence still in the log.
     var oldestRetained: UInt64 { get }
     /// Every store a worker ever declared, in the order first seen: compaction waits for a snapshot of each.

@@ -65,6 +65,9 @@ struct RequestQueue {
     var isEmpty: Bool { entries.isEmpty }
     var count: Int { entries.count }
 
+    /// The next request's first sequence.
+    var nextSequence: UInt64? { entries.elements.first?.sequence }
+
     /// How many actions the next request holds.
     var nextSize: Int? { entries.elements.first?.actions.count }
 
