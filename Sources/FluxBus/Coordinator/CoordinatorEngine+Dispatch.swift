@@ -21,7 +21,8 @@ extension CoordinatorEngine {
         let starting = nextMayStart
         let planned = starting ? planNext() : false
         if logFirst, planned || log.hasUnflushedActions || !undeliveredDecisions.isEmpty {
-            if starting, !(planned && plansOutliveActions) { commitBeforePublishing() } else { flushLog() }
+            let syncPlansFirst = planned && plansOutliveActions
+            if starting, !syncPlansFirst { commitBeforePublishing() } else { flushLog() }
         }
         guard !storageFailed, recovery == nil else { return }
         while nextMayStart {

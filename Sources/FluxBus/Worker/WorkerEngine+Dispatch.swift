@@ -29,10 +29,10 @@ extension WorkerEngine {
         }
         // Only its sequence is read: binding the dispatch in hand would copy it, each of its collections retained.
         if let inHand = current?.sequence {
-            if inHand == action.sequence, !holdsInHand(action.actionType, action.payload, action.error) {
-                return replaceDispatchInHand(with: action)
-            }
             if inHand == action.sequence {
+                guard holdsInHand(action.actionType, action.payload, action.error) else {
+                    return replaceDispatchInHand(with: action)
+                }
                 // A re-send: the coordinator is missing our acknowledgements for what already ran.
                 let results = current!.results
                 if !results.isEmpty { send(.ack(.init(epoch: epoch, sequence: action.sequence, results: results))) }
