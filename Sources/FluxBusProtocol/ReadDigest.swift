@@ -21,7 +21,8 @@ public enum ReadDigest {
     public static func ran(reading outputs: [(store: String, output: [UInt8]?)]) -> UInt64 {
         var hash = StateDigest.offsetBasis
         func mix(_ byte: UInt8) { hash = (hash ^ UInt64(byte)) &* StateDigest.prime }
-        for (store, output) in outputs.sorted(by: { $0.store < $1.store }) {
+        // Byte order, as the document says: `String`'s `<` orders by Unicode, which may differ for names that are not ASCII.
+        for (store, output) in outputs.sorted(by: { $0.store.utf8.lexicographicallyPrecedes($1.store.utf8) }) {
             for byte in store.utf8 { mix(byte) }
             mix(0)
             guard let output else {

@@ -38,6 +38,18 @@ struct ReadDigestTests {
         #expect(ReadDigest.of([lost]) == ReadDigest.of([none]))
     }
 
+    @Test("dependencies go in the byte order of their UTF-8 names, as another implementation sorts them")
+    func byteOrder() {
+        // "e\u{301}" (e and a combining accent) and "é" are equal as Swift strings, and "é" (c3 a9) sorts after
+        // "f" (66) by bytes: the digest must follow the bytes, both orders of the input giving the same value.
+        let names = ["\u{E9}", "f", "e\u{301}"]
+        let bytes = names.map { Array($0.utf8) }.sorted { $0.lexicographicallyPrecedes($1) }
+        var hash = StateDigest.offsetBasis
+        for name in bytes { for byte in name + [0, 0] { hash = (hash ^ UInt64(byte)) &* StateDigest.prime } }
+        #expect(ReadDigest.ran(reading: names.map { ($0, nil) }) == hash)
+        #expect(ReadDigest.ran(reading: names.reversed().map { ($0, nil) }) == hash)
+    }
+
     @Test("names and outputs cannot run into each other")
     func boundaries() {
         let joined = ReadDigest.ran(reading: [("ab", Array("c".utf8))])
