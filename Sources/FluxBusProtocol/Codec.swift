@@ -17,8 +17,9 @@ public struct Codec: Sendable {
     /// chunks (PULL, CHUNK) and gives them `size` and `checksum`; version 3 marks the REPLAY that ends a FETCH's answer; version 4 reports handler crashes in HELLO and
     /// carries poisoned actions in REPLAY and STATUS; version 5
     /// reports in STATUS the history a store new to the bus replayed; version 6 says in each ACK result what the store
-    /// read of its dependencies (``StoreResult/readDigest``).
-    public static let version: UInt8 = 6
+    /// read of its dependencies (``StoreResult/readDigest``); version 7 says in HELLO the epoch the worker's applied
+    /// sequence came from (``Message/Hello/appliedEpoch``).
+    public static let version: UInt8 = 7
 
     /// ASCII `FLXB`, the start of frame 0 in every version: a subscriber to it also receives what a publisher of
     /// another version sends, and can say so rather than hear nothing.

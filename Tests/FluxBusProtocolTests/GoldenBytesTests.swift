@@ -12,7 +12,7 @@ struct GoldenBytesTests {
             workerID: "w1",
             instance: 0x5EED_0000_0000_0001,
             stores: [.init(name: "country", dependsOn: [], handlesAll: false, handles: ["country-update"], lastApplied: 0)],
-            applied: 2, chain: 0x41C8_6250_9CB1_78EC
+            applied: 2, chain: 0x41C8_6250_9CB1_78EC, appliedEpoch: 0x0000_019A_B3C4_D5E6
         ))
         let body: [UInt8] = [
             0x01,                                                   // command HELLO
@@ -28,12 +28,13 @@ struct GoldenBytesTests {
             0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,         //   lastApplied 0
             0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02,         // applied 2
             0x41, 0xC8, 0x62, 0x50, 0x9C, 0xB1, 0x78, 0xEC,         // chain
+            0x00, 0x00, 0x01, 0x9A, 0xB3, 0xC4, 0xD5, 0xE6,         // appliedEpoch
             0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,         // crashSequence 0: no crash
             0x00, 0x00,                                             // crashStore ""
             0x00, 0x00,                                             // crashSignal ""
         ]
-        #expect(codec.encode(message) == [[0x46, 0x4C, 0x58, 0x42, 0x06], body])
-        #expect(try codec.decode([[0x46, 0x4C, 0x58, 0x42, 0x06], body]) == message)
+        #expect(codec.encode(message) == [[0x46, 0x4C, 0x58, 0x42, 0x07], body])
+        #expect(try codec.decode([[0x46, 0x4C, 0x58, 0x42, 0x07], body]) == message)
     }
 
     @Test("ACTION encodes to the bytes written out by hand")
@@ -60,8 +61,8 @@ struct GoldenBytesTests {
             0x00, 0x04, 0x63, 0x69, 0x74, 0x79,                     //     "city"
             0x00, 0x00,                                             // traceparent "": untraced
         ]
-        #expect(codec.encode(message) == [[0x46, 0x4C, 0x58, 0x42, 0x06], body])
-        #expect(try codec.decode([[0x46, 0x4C, 0x58, 0x42, 0x06], body]) == message)
+        #expect(codec.encode(message) == [[0x46, 0x4C, 0x58, 0x42, 0x07], body])
+        #expect(try codec.decode([[0x46, 0x4C, 0x58, 0x42, 0x07], body]) == message)
     }
 
     @Test("an untraced ACK costs 2 bytes for its timings; a traced one carries each store's five fields")
@@ -124,6 +125,6 @@ struct GoldenBytesTests {
             0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x90,         // latencyMaxMicros 400
         ]
         #expect(codec.encode(message)[1] == body)
-        #expect(try codec.decode([[0x46, 0x4C, 0x58, 0x42, 0x06], body]) == message)
+        #expect(try codec.decode([[0x46, 0x4C, 0x58, 0x42, 0x07], body]) == message)
     }
 }

@@ -5,7 +5,7 @@ import Testing
 @Suite("Strict decoding")
 struct StrictnessTests {
     let codec = Codec()
-    static let signature: [UInt8] = [0x46, 0x4C, 0x58, 0x42, 0x06]
+    static let signature: [UInt8] = [0x46, 0x4C, 0x58, 0x42, 0x07]
 
     /// Decodes and returns the error, failing the test if decoding succeeded.
     func failure(_ frames: [[UInt8]], codec: Codec? = nil, sourceLocation: SourceLocation = #_sourceLocation) -> DecodeError? {
@@ -31,7 +31,7 @@ struct StrictnessTests {
 
     @Test("frame 0 that is not FLXB plus one version byte is badSignature", arguments: [
         [], [0x46, 0x4C, 0x58, 0x42], [0x46, 0x4C, 0x58, 0x41, 0x02], [0x66, 0x6C, 0x78, 0x62, 0x02],
-        [0x46, 0x4C, 0x58, 0x42, 0x06, 0x00],
+        [0x46, 0x4C, 0x58, 0x42, 0x07, 0x00],
     ] as [[UInt8]])
     func badSignature(_ frame: [UInt8]) {
         let error = failure([frame, body(.goodbye(.init(reason: "x")))])
@@ -78,14 +78,15 @@ struct StrictnessTests {
         // Cut inside `instance` (bytes 5...12 after the command and workerID).
         #expect(failure([Self.signature, Array(hello.prefix(8))])
             == DecodeError(code: .truncated, command: .hello, field: "instance", value: 8, limit: 3))
-        // Cut inside the chain (the 12 bytes of the crash report follow it).
-        #expect(failure([Self.signature, Array(hello.dropLast(14))])
+        // Cut inside the chain (appliedEpoch's 8 bytes and the 12 of the crash report follow it).
+        #expect(failure([Self.signature, Array(hello.dropLast(22))])
             == DecodeError(code: .truncated, command: .hello, field: "chain", value: 8, limit: 6))
-        // Cut inside the first store's lastApplied (the 28 bytes of applied, chain and the crash report follow it).
-        #expect(failure([Self.signature, Array(hello.dropLast(30))])
+        // Cut inside the first store's lastApplied (the 36 bytes of applied, chain, appliedEpoch and the crash report
+        // follow it).
+        #expect(failure([Self.signature, Array(hello.dropLast(38))])
             == DecodeError(code: .truncated, command: .hello, field: "stores[0].lastApplied", value: 8, limit: 6))
         // Cut so short that the list count alone cannot fit: a declaration takes at least 15 bytes.
-        #expect(failure([Self.signature, Array(hello.dropLast(34))])
+        #expect(failure([Self.signature, Array(hello.dropLast(42))])
             == DecodeError(code: .truncated, command: .hello, field: "stores", value: 15, limit: 13))
     }
 
@@ -197,7 +198,7 @@ struct StrictnessTests {
     @Test("malformed UTF-8 inside a list names the item")
     func invalidUTF8InList() {
         var frame = body(.hello(.init(workerID: "w", instance: 0, stores: [.init(name: "a", handlesAll: false, handles: ["ok", "xy"])])))
-        frame[frame.count - 37] = 0xFF  // "y" of the second handled type (lastApplied, applied, chain, crash report follow)
+        frame[frame.count - 45] = 0xFF  // "y" of the second handled type (lastApplied, applied, chain, appliedEpoch, crash follow)
         #expect(failure([Self.signature, frame])
             == DecodeError(code: .invalidUTF8, command: .hello, field: "stores[0].handles[1]"))
     }
@@ -205,7 +206,7 @@ struct StrictnessTests {
     @Test("a bool other than 0 or 1 is invalidBool, presence bytes included")
     func invalidBool() {
         var hello = body(.hello(.init(workerID: "w", instance: 0, stores: [.init(name: "a", handlesAll: true)])))
-        hello[hello.count - 39] = 0x02  // handlesAll (handles, lastApplied, applied, chain and the crash report follow)
+        hello[hello.count - 47] = 0x02  // handlesAll (handles, lastApplied, applied, chain, appliedEpoch, crash report follow)
         #expect(failure([Self.signature, hello])
             == DecodeError(code: .invalidBool, command: .hello, field: "stores[0].handlesAll", value: 2))
 

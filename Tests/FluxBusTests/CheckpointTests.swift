@@ -130,12 +130,17 @@ struct CheckpointTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let file = CheckpointFile(directory: directory, worker: "w9")
         let checkpoint = Checkpoint(
-            worker: "w9", lastApplied: .max - 1,
+            worker: "w9", lastApplied: .max - 1, appliedEpoch: 0x0000_019A_B3C4_D5E6,
             stores: [.init(name: "kv", appliedThrough: .max, digest: .max, state: Data("{}".utf8))],
             acknowledged: [.init(sequence: 7, results: [.init(store: "kv", status: 1, message: "no", output: Data([1, 2]), digest: 0xFEDC_BA98_7654_3210)])])
         try file.write(checkpoint)
         #expect(try file.load() == checkpoint)
         #expect(!FileManager.default.fileExists(atPath: file.path + ".tmp"))
+        // A checkpoint from before version 7 does not say the epoch of its applied entry: unknown, not 0-as-a-value.
+        var older = checkpoint
+        older.appliedEpoch = nil
+        try file.write(older)
+        #expect(try file.load() == older)
     }
 
     /// What a dependent read survives the file, so that a worker restarted after a power cut acknowledges again with

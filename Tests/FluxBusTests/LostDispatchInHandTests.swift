@@ -13,14 +13,18 @@ import ZeroMQ
 /// as if it had run the new one).
 @Suite("What a restarted coordinator's log lost, as a worker holds it", .timeLimit(.minutes(1)))
 struct LostDispatchInHandTests {
-    static func action(epoch: UInt64, quantity: Int) -> Message {
+    static let plan = [PlanStep(store: "check"), PlanStep(store: "audit"), PlanStep(store: "ledger", waitsFor: ["check"])]
+
+    static func action(epoch: UInt64, quantity: Int, plan: [PlanStep] = plan) -> Message {
         .action(.init(
-            epoch: epoch, sequence: 1, actionType: "order.place", payload: Array(#"{"qty":\#(quantity)}"#.utf8),
-            plan: [PlanStep(store: "check"), PlanStep(store: "audit"), PlanStep(store: "ledger", waitsFor: ["check"])]))
+            epoch: epoch, sequence: 1, actionType: "order.place", payload: Array(#"{"qty":\#(quantity)}"#.utf8), plan: plan))
     }
 
-    /// Joins under epoch 1, sends #1 (4 of them), then rejoins the worker under epoch 2 and sends the other #1 (9).
-    static func loseTheDispatchInHand(_ coordinator: RawCoordinator) throws -> Message.Hello {
+    /// Joins under epoch 1, sends #1 (4 of them), then rejoins the worker under epoch 2 and sends `first`, then the
+    /// other #1 (`instead`: 9 of them, unless given).
+    static func loseTheDispatchInHand(
+        _ coordinator: RawCoordinator, first: [Message] = [], instead: Message = action(epoch: 2, quantity: 9)
+    ) throws -> Message.Hello {
         let id = Array("w1".utf8)
         guard case .hello? = try coordinator.receive(timeout: .seconds(5))?.message else {
             throw PollTimeout(description: "no HELLO")
@@ -33,7 +37,8 @@ struct LostDispatchInHandTests {
             if case .hello(let hello) = $0 { hello } else { nil }
         }
         try coordinator.send(coordinator.welcome(epoch: 2, sequence: 0), to: id)
-        try coordinator.send(action(epoch: 2, quantity: 9), to: id)
+        for message in first { try coordinator.send(message, to: id) }
+        try coordinator.send(instead, to: id)
         return hello
     }
 
@@ -63,17 +68,21 @@ struct LostDispatchInHandTests {
                 "\(stopped?.message ?? "no error")")
     }
 
+    static let checkReleased = Message.release(.init(epoch: 2, sequence: 1, outputs: [
+        StoreOutput(store: "check", status: .ok, output: Array(#"{"lastQty":9}"#.utf8)),
+    ]))
+
     /// No store here had run the lost #1 (the ledger only waited): the worker drops it and runs the new #1, whose
-    /// fields its log chain then holds.
-    @Test func aWorkerThatRanNothingOfALostDispatchRunsTheNewOne() async throws {
+    /// fields its log chain then holds, under the new epoch. The new epoch's RELEASE may come before its ACTION (the
+    /// simulator, seed 151 of the lost-commit swarm: it settled the lost #1, which then passed for the new one).
+    @Test(arguments: [false, true])
+    func aWorkerThatRanNothingOfALostDispatchRunsTheNewOne(releasedFirst: Bool) async throws {
         let coordinator = try RawCoordinator()
         let (worker, task) = coordinator.startWorker("w1", [HostedStore(LedgerStore.self)])
         let id = Array("w1".utf8)
         let (ack, rejoined) = try await onDedicatedThread {
-            _ = try Self.loseTheDispatchInHand(coordinator)
-            try coordinator.send(.release(.init(epoch: 2, sequence: 1, outputs: [
-                StoreOutput(store: "check", status: .ok, output: Array(#"{"lastQty":9}"#.utf8)),
-            ])), to: id)
+            _ = try Self.loseTheDispatchInHand(coordinator, first: releasedFirst ? [Self.checkReleased] : [])
+            if !releasedFirst { try coordinator.send(Self.checkReleased, to: id) }
             let ack = try RestartedCoordinatorTests.await(coordinator, heartbeating: 2, at: 1) {
                 if case .ack(let ack) = $0, ack.epoch == 2 { ack } else { nil }
             }
@@ -89,6 +98,28 @@ struct LostDispatchInHandTests {
         #expect(rejoined.applied == 1)
         let new = LogChain.next(after: 0, sequence: 1, actionType: "order.place", payload: Array(#"{"qty":9}"#.utf8), error: nil)
         #expect(rejoined.chain == new, "the chain holds the new #1, not the lost one")
+        #expect(rejoined.appliedEpoch == 2)
+    }
+
+    /// The restarted coordinator's #1 is the same action planned anew, and in the new plan the ledger waits for no
+    /// store. It is another entry: the worker drops the one in hand and runs the new plan at once, so the ledger finds
+    /// no output of `check` and fails. Taking it for a re-send would leave the worker waiting for a RELEASE the new
+    /// plan never makes (the simulator, seed 100 of the lost-commit swarm, without the plan check).
+    @Test func theSameActionPlannedAnewIsAnotherEntry() async throws {
+        let coordinator = try RawCoordinator()
+        let (worker, task) = coordinator.startWorker("w1", [HostedStore(LedgerStore.self)])
+        let ack = try await onDedicatedThread {
+            _ = try Self.loseTheDispatchInHand(
+                coordinator, instead: Self.action(epoch: 2, quantity: 4, plan: [PlanStep(store: "audit"), PlanStep(store: "ledger")]))
+            return try RestartedCoordinatorTests.await(coordinator, heartbeating: 2, at: 1) {
+                if case .ack(let ack) = $0, ack.epoch == 2 { ack } else { nil }
+            }
+        }
+        _ = try await SnapshotTests.finish(worker, task)
+        coordinator.close()
+
+        #expect(ack.results.map(\.store) == ["ledger"] && ack.results.first?.status == .failed, "\(ack.results)")
+        #expect(ack.results.first?.message.contains("check published no quantity") == true, "\(ack.results)")
     }
 
     /// An ACTION kept for later (it came before the one ahead of it) is not run after the coordinator restarts: the

@@ -53,7 +53,7 @@ struct RestartedCoordinatorTests {
         coordinator.close()
 
         #expect(before.epoch == 1 && before.sequence == 1)
-        #expect(hello.stores.map(\.lastApplied) == [1])
+        #expect(hello.stores.map(\.lastApplied) == [1] && hello.appliedEpoch == 1)
         #expect(ready.epoch == 2 && ready.lastApplied == 1)
         #expect(after.epoch == 2 && after.sequence == 1)
         #expect(after.results == before.results)

@@ -49,7 +49,7 @@ struct SnapshotChainTests {
             }
         }
         let (hello, expected) = try await Self.helloAfterStartingFromASnapshot(chain: chainAt6)
-        #expect(hello.applied == 10)
+        #expect(hello.applied == 10 && hello.appliedEpoch == SnapshotTests.epoch)
         #expect(hello.chain == expected && expected != 0, "the chain at #10, continued from the snapshot's at #6")
     }
 

@@ -150,7 +150,7 @@ extension LocalDispatch {
     /// The dispatch of an ACTION, its plan derived afresh: the engine goes through its plan cache instead.
     init(action message: Message.Action, at now: MonotonicTime, hosted: (String) -> Bool) {
         self.init(
-            sequence: message.sequence, actionType: message.actionType, payload: message.payload, error: message.error,
+            sequence: message.sequence, epoch: message.epoch, actionType: message.actionType, payload: message.payload, error: message.error,
             traceparent: message.traceparent, prepared: PreparedPlan(message.plan, hosted: hosted), at: now)
     }
 }

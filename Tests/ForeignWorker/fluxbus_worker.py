@@ -29,7 +29,7 @@ import zmq
 
 # --- Wire constants (PROTOCOL.md, "Framing and encoding") -----------------------------------
 
-SIGNATURE = b"FLXB\x06"  # frame 0 of every message, and the SUB subscription
+SIGNATURE = b"FLXB\x07"  # frame 0 of every message, and the SUB subscription
 
 HELLO, WELCOME, REJECT, READY, ACTION, RELEASE, ACK, FETCH, REPLAY, HEARTBEAT, GOODBYE, SNAPSHOT = range(1, 13)
 DISPATCH, RESULT, ERROR, STATUS_REQUEST, STATUS, GRAPH_REQUEST, GRAPH = range(0x10, 0x17)
@@ -321,6 +321,7 @@ class CounterStore:
         self.value = 0
         self.last_applied = 0
         self.chain = 0  # the log chain at last_applied; None once a SNAPSHOT replaced the history
+        self.applied_epoch = 0  # the epoch of the ACTION, REPLAY entry or SNAPSHOT that brought last_applied
 
     def state_bytes(self):
         return canonical_json({"value": self.value})
@@ -449,7 +450,7 @@ class Worker:
         self.download = None  # the coordinator sends the snapshots we need afresh
         self.send(Writer(HELLO).string(self.id).u64(self.instance).u16(1)
                   .string(s.name).strings(s.depends_on).bool(s.handles_all).strings(s.handles)
-                  .u64(s.last_applied).u64(s.last_applied).u64(s.chain or 0)
+                  .u64(s.last_applied).u64(s.last_applied).u64(s.chain or 0).u64(s.applied_epoch)
                   .u64(0).string("").string("")  # no crash to report: a Python exception is a failure, not a crash
                   .frames())
         self.next_hello = time.monotonic() + self.hello_wait
@@ -534,6 +535,7 @@ class Worker:
         if store.chain is not None and action.sequence == store.last_applied + 1:
             store.chain = chain_next(store.chain, action.sequence, action.action_type, action.payload, action.error)
         store.last_applied = action.sequence
+        store.applied_epoch = action.epoch
         if self.verbose:
             self.log(f"applied #{action.sequence} {action.action_type} → {store.state_bytes().decode()}")
         if live and results:
@@ -608,6 +610,7 @@ class Worker:
         self.store.restore(state or self.initial_state)
         self.store.last_applied = sequence
         self.store.chain = None
+        self.store.applied_epoch = self.epoch
         self.pending = {seq: a for seq, a in self.pending.items() if seq > sequence}
         self.fetch_sent_at = None
         self.log(f"restored {store} from a snapshot at #{sequence}")

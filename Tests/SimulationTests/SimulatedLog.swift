@@ -203,6 +203,7 @@ final class SimulatedLog: LogStorage {
     }
     func request(_ requestID: String) throws -> LoggedRequest? { try log.request(requestID) }
     func chain(at sequence: UInt64) throws -> UInt64? { try log.chain(at: sequence) }
+    func epoch(at sequence: UInt64) throws -> UInt64? { try log.epoch(at: sequence) }
     func entries(in range: ClosedRange<UInt64>, maximum: Int) throws -> [ReplayEntry] { try log.entries(in: range, maximum: maximum) }
 }
 

@@ -185,6 +185,12 @@ final class ActionLog: BufferedLog {
         }
     }
 
+    func epoch(at sequence: UInt64) throws -> UInt64? {
+        try database.inDatabase { db in
+            try Int64.fetchOne(db, sql: "SELECT epoch FROM action WHERE sequence = ?", arguments: [sequence]).map { UInt64(bitPattern: $0) }
+        }
+    }
+
     // MARK: - Writing (the rest is ``BufferedLog``'s)
 
     func snapshotBytes(store: String, sequence: UInt64, offset: UInt64, count: Int) throws -> [UInt8]? {

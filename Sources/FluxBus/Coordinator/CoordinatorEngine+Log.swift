@@ -137,8 +137,9 @@ extension CoordinatorEngine {
         }
     }
 
-    /// How a HELLO's history contradicts the log: the worker applied more than the log holds, or its chain at its
-    /// applied sequence differs from the log's. Either way the log lost or changed what the worker applied.
+    /// How a HELLO's history contradicts the log: the worker applied more than the log holds, its chain at its
+    /// applied sequence differs from the log's, or it applied that sequence in an epoch before the log's entry there
+    /// was logged. Either way the log lost or changed what the worker applied.
     func historyConflict(for hello: Message.Hello) -> String? {
         let place = log.directory == nil ? " (its log is in memory, so a restart starts a new bus)"
             : " (its data directory was replaced, restored or damaged, or its machine lost power while the log synced)"
@@ -146,11 +147,19 @@ extension CoordinatorEngine {
             return "store `\(store.name)` on worker `\(hello.workerID)` applied up to #\(store.lastApplied), but this "
                 + "coordinator's log ends at #\(lastLogged)" + place
         }
-        guard hello.chain != 0, hello.applied > 0, hello.applied >= log.oldestRetained, hello.applied <= lastLogged,
-            let logged = try? log.chain(at: hello.applied), logged != hello.chain
-        else { return nil }
-        return "worker `\(hello.workerID)` applied through #\(hello.applied) with chain \(StateDigest.hex(hello.chain)), but "
-            + "this coordinator's log has chain \(StateDigest.hex(logged)) at #\(hello.applied): its history differs" + place
+        guard hello.applied > 0, hello.applied >= log.oldestRetained, hello.applied <= lastLogged else { return nil }
+        if hello.chain != 0, let logged = try? log.chain(at: hello.applied), logged != hello.chain {
+            return "worker `\(hello.workerID)` applied through #\(hello.applied) with chain \(StateDigest.hex(hello.chain)), but "
+                + "this coordinator's log has chain \(StateDigest.hex(logged)) at #\(hello.applied): its history differs" + place
+        }
+        // The chain covers an action's fields, not its plan or its outcomes: a record lost and logged again with the
+        // same fields matches it. Its epoch does not.
+        if hello.appliedEpoch != 0, let loggedIn = try? log.epoch(at: hello.applied), loggedIn > hello.appliedEpoch {
+            return "worker `\(hello.workerID)` applied #\(hello.applied) in epoch \(hello.appliedEpoch), but this coordinator's log "
+                + "recorded its #\(hello.applied) in epoch \(loggedIn), later: the log lost the entry the worker applied and "
+                + "logged another there" + place
+        }
+        return nil
     }
 
     /// A worker's history contradicts the log. A log in memory, or one started with `--new-bus`, refuses the worker

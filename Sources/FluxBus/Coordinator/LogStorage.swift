@@ -84,6 +84,9 @@ protocol LogStorage: AnyObject {
     func request(_ requestID: String) throws -> LoggedRequest?
     /// The chain value the log recorded for `sequence`, if it still holds that action (docs/PROTOCOL.md, appendix B).
     func chain(at sequence: UInt64) throws -> UInt64?
+    /// The epoch the log recorded the action at `sequence` in, if it still holds that action: a worker that applied
+    /// that sequence in an earlier epoch applied another record, one the log lost (docs/PROTOCOL.md, HELLO).
+    func epoch(at sequence: UInt64) throws -> UInt64?
     /// Completed entries with sequences in `range`, at most `maximum` of them, oldest first.
     func entries(in range: ClosedRange<UInt64>, maximum: Int) throws -> [ReplayEntry]
 }

@@ -71,6 +71,8 @@ final class MemoryLog: BufferedLog {
 
     func chain(at sequence: UInt64) throws -> UInt64? { tables.index(of: sequence).map { tables.actions[$0].chain } }
 
+    func epoch(at sequence: UInt64) throws -> UInt64? { tables.index(of: sequence).map { tables.actions[$0].epoch } }
+
     func entries(in range: ClosedRange<UInt64>, maximum: Int) throws -> [ReplayEntry] { tables.entries(in: range, maximum: maximum) }
 
     func snapshotBytes(store: String, sequence: UInt64, offset: UInt64, count: Int) throws -> [UInt8]? {

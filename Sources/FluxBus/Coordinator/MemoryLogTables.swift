@@ -9,6 +9,8 @@ final class MemoryLogTables {
     /// An accepted action, as the `action` table's row with its `outcome` row.
     struct Action {
         let sequence: UInt64
+        /// The epoch it was logged in.
+        let epoch: UInt64
         let action: BatchAction
         /// Empty for an action without one.
         let requestID: String
@@ -64,9 +66,9 @@ final class MemoryLogTables {
     private func apply(_ write: LogWrite) {
         switch write {
         case .epoch(let epoch): epochs.append(epoch)
-        case .action(let sequence, _, let action, _, let requestID, let batch, let chain, let fingerprint):
+        case .action(let sequence, let epoch, let action, _, let requestID, let batch, let chain, let fingerprint):
             actions.append(Action(
-                sequence: sequence, action: action, requestID: requestID, batchFirst: batch?.first, batchSize: batch?.size ?? 0,
+                sequence: sequence, epoch: epoch, action: action, requestID: requestID, batchFirst: batch?.first, batchSize: batch?.size ?? 0,
                 chain: chain))
             // A batch's id belongs to its first action. As SQL's INSERT OR REPLACE: an id logged again starts over.
             if !requestID.isEmpty, batch.map({ $0.first == sequence }) ?? true {

@@ -44,6 +44,8 @@ struct Checkpoint: Codable, Equatable, Sendable {
     var lastApplied: UInt64
     /// The log chain at `lastApplied`; absent when unknown (after a snapshot, or in a checkpoint from before chains).
     var chain: UInt64?
+    /// The epoch the entry at `lastApplied` came from; absent when unknown (in a checkpoint from before version 7).
+    var appliedEpoch: UInt64? = nil
     var stores: [StoreState]
     var acknowledged: [Acknowledged]
 }

@@ -15,6 +15,7 @@ struct CheckpointDraft: Sendable {
     let worker: String
     let lastApplied: UInt64
     let chain: UInt64?
+    let appliedEpoch: UInt64
     let stores: [Store]
     let acknowledged: [Checkpoint.Acknowledged]
 
@@ -26,6 +27,6 @@ struct CheckpointDraft: Sendable {
             return Checkpoint.StoreState(
                 name: store.name, appliedThrough: store.appliedThrough, digest: StateDigest.fnv1a64(bytes), state: Data(bytes))
         }
-        return Checkpoint(worker: worker, lastApplied: lastApplied, chain: chain, stores: states, acknowledged: acknowledged)
+        return Checkpoint(worker: worker, lastApplied: lastApplied, chain: chain, appliedEpoch: appliedEpoch == 0 ? nil : appliedEpoch, stores: states, acknowledged: acknowledged)
     }
 }

@@ -22,6 +22,10 @@ struct LocalDispatch {
     let action: AnyAction
     /// The action's fields as the log holds them, for the worker's log chain.
     let logged: BatchAction
+    /// Its plan as the log holds it: an entry at this sequence with another plan is another entry.
+    let plan: [PlanStep]
+    /// The epoch of the coordinator that sent it; a re-send under a later epoch moves it there.
+    var epoch: UInt64
     /// The plan's run: what is settled, and which store here may go next. A dependency that runs here appears twice:
     /// as itself, which runs here, and as ``PreparedPlan/released(_:)``, which settles by the coordinator's word.
     private var execution: DependencyExecution
@@ -46,12 +50,14 @@ struct LocalDispatch {
 
     /// The dispatch of one action, given by its fields, its plan as `prepared` derived it.
     init(
-        sequence: UInt64, actionType: String, payload: [UInt8], error: String?, traceparent: String,
+        sequence: UInt64, epoch: UInt64, actionType: String, payload: [UInt8], error: String?, traceparent: String,
         prepared: PreparedPlan, at now: MonotonicTime
     ) {
         begunAt = now
         if !traceparent.isEmpty { timing = DispatchTiming(receivedAt: now) }
         self.sequence = sequence
+        self.epoch = epoch
+        plan = prepared.plan
         action = AnyAction(name: actionType, json: payload, error: error.map(ActionError.init))
         logged = BatchAction(actionType: actionType, payload: payload, error: error)
         local = prepared.local

@@ -15,7 +15,7 @@ extension WorkerEngine {
         guard current == nil else { return nil }
         let recent = acknowledged.recent(Self.checkpointAcknowledgements, through: lastApplied)
         return CheckpointDraft(
-            worker: id, lastApplied: lastApplied, chain: chain,
+            worker: id, lastApplied: lastApplied, chain: chain, appliedEpoch: appliedEpoch,
             stores: stores.map { .init(name: $0.name, appliedThrough: snapshots.appliedThrough($0.name), state: $0.takeStateCopy()) },
             acknowledged: recent.map { .init(sequence: $0.sequence, results: $0.results.map(Checkpoint.Result.init)) })
     }
@@ -62,6 +62,7 @@ extension WorkerEngine {
         }
         lastApplied = checkpoint.lastApplied
         chain = checkpoint.chain ?? (checkpoint.lastApplied == 0 ? 0 : nil)
+        appliedEpoch = checkpoint.appliedEpoch ?? 0
         for saved in checkpoint.acknowledged.sorted(by: { $0.sequence < $1.sequence }) {
             acknowledged.remember(saved.sequence, saved.results.compactMap(\.storeResult))
         }

@@ -30,13 +30,19 @@ extension WorkerEngine {
         // Only its sequence is read: binding the dispatch in hand would copy it, each of its collections retained.
         if let inHand = current?.sequence {
             if inHand == action.sequence {
-                guard holdsInHand(action.actionType, action.payload, action.error) else {
+                guard holdsInHand(action.actionType, action.payload, action.error, action.plan) else {
                     return replaceDispatchInHand(with: action)
                 }
                 // A re-send: the coordinator is missing our acknowledgements for what already ran.
                 let results = current!.results
                 if !results.isEmpty { send(.ack(.init(epoch: epoch, sequence: action.sequence, results: results))) }
-                return
+                // The same entry under a later epoch: what that epoch released for it while its ACTION travelled applies.
+                guard action.epoch > current!.epoch else { return }
+                current!.epoch = action.epoch
+                guard let released = earlyArrivals.takeReleases(action.sequence) else { return }
+                current!.learn(released)
+                advance()
+                return drive()
             }
             // A later dispatch arrived while this one still waits for a release: the next action of a batch, or the
             // coordinator completed this one without us (then catching up fetches its recorded outcomes).
@@ -53,7 +59,9 @@ extension WorkerEngine {
     }
 
     func receive(_ release: Message.Release) {
-        if current?.sequence == release.sequence {
+        // A RELEASE of a later epoch than the dispatch in hand is of the entry that epoch's log holds at this sequence,
+        // which may be another (the log lost the one in hand): it waits for that epoch's ACTION to tell.
+        if current?.sequence == release.sequence, release.epoch <= current!.epoch {
             current!.learn(release.outputs)
             advance()
             drive()
@@ -64,7 +72,7 @@ extension WorkerEngine {
 
     func begin(_ action: Message.Action) {
         var dispatch = LocalDispatch(
-            sequence: action.sequence, actionType: action.actionType, payload: action.payload, error: action.error,
+            sequence: action.sequence, epoch: action.epoch, actionType: action.actionType, payload: action.payload, error: action.error,
             traceparent: action.traceparent,
             prepared: plans.prepared(action.plan, hosted: { self.runsHere($0, action.sequence) }), at: now)
         if let released = earlyArrivals.takeReleases(action.sequence) { dispatch.learn(released) }
@@ -177,6 +185,7 @@ extension WorkerEngine {
         chain = dispatch.sequence == lastApplied + 1
             ? chain.map { LogChain.next(after: $0, sequence: dispatch.sequence, action: dispatch.logged) } : nil
         lastApplied = dispatch.sequence
+        appliedEpoch = dispatch.epoch
         // A replayed dispatch completed before we ran it: the coordinator never asks for its acknowledgement again.
         if !dispatch.isReplay { acknowledged.remember(dispatch.sequence, dispatch.results) }
         current = nil
@@ -217,7 +226,7 @@ extension WorkerEngine {
         for index in entries.indices {
             let sequence = entries[index].sequence
             if current?.sequence == sequence,
-                !holdsInHand(entries[index].actionType, entries[index].payload, entries[index].error) {
+                !holdsInHand(entries[index].actionType, entries[index].payload, entries[index].error, entries[index].plan) {
                 replaceDispatchInHand(with: nil)
                 if phase == .stopped { return }
             }
@@ -226,6 +235,7 @@ extension WorkerEngine {
                 // The dispatch in hand completed without us: settle what is pending from the recorded outcomes
                 // (those of stores that run here are not taken: they settle by running).
                 self.current!.isReplay = true
+                self.current!.epoch = max(self.current!.epoch, replay.epoch)
                 self.current!.learn(entries[index].outputs)
                 advance()
                 continue
@@ -233,7 +243,7 @@ extension WorkerEngine {
             guard inHand == nil, sequence == lastApplied + 1 else { continue }
             noteHistory(sequence: sequence, plan: entries[index].plan, outputs: entries[index].outputs)
             var dispatch = LocalDispatch(
-                sequence: sequence, actionType: entries[index].actionType, payload: entries[index].payload,
+                sequence: sequence, epoch: replay.epoch, actionType: entries[index].actionType, payload: entries[index].payload,
                 error: entries[index].error, traceparent: "",
                 prepared: plans.prepared(entries[index].plan, hosted: { self.runsHere($0, sequence) }), at: now)
             dispatch.isReplay = true
@@ -252,9 +262,9 @@ extension WorkerEngine {
     /// Whether the dispatch in hand is of this action. The coordinator's action at the sequence in hand is another
     /// only when its log lost the one this worker began (a power cut while it synced), and a restart gave the
     /// sequence to another action.
-    func holdsInHand(_ actionType: String, _ payload: [UInt8], _ error: String?) -> Bool {
+    func holdsInHand(_ actionType: String, _ payload: [UInt8], _ error: String?, _ plan: [PlanStep]) -> Bool {
         let logged = current!.logged
-        return logged.actionType == actionType && logged.error == error && logged.payload == payload
+        return logged.actionType == actionType && logged.error == error && logged.payload == payload && current!.plan == plan
     }
 
     /// The dispatch in hand is of an action the coordinator's log no longer holds. If no store here has run it, it is

@@ -16,7 +16,7 @@ extension WorkerEngine {
                 handles: store.actionNames, lastApplied: lastApplied)
         }
         send(.hello(.init(workerID: id, instance: instance, stores: declarations, applied: lastApplied, chain: chain ?? 0,
-            crash: previousCrash)))
+            appliedEpoch: appliedEpoch, crash: previousCrash)))
     }
 
     /// A REJECT: stop, unless it is the retryable `worker id busy` (HELLO again at the next retry), or a refusal of

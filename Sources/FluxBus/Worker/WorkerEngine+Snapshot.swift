@@ -94,6 +94,7 @@ extension WorkerEngine {
             // The history before `floor` came as state, not as entries: its chain is the one the snapshot at `floor`
             // gave (every store is at `floor` or past it, so one came from there), or unknown.
             chain = snapshots.chain(at: floor)
+            appliedEpoch = epoch
         }
         forgetPassedSequences()
     }

@@ -62,6 +62,10 @@ final class WorkerEngine {
     /// The log chain at ``lastApplied``, computed from every dispatch applied since sequence 1 (docs/PROTOCOL.md,
     /// appendix D); nil once a snapshot replaced part of that history. HELLO reports it.
     var chain: UInt64? = 0
+    /// The epoch of the coordinator that sent the entry at ``lastApplied``; 0 when unknown. HELLO reports it, so that
+    /// a log that lost that entry and logged another at its sequence in a later epoch tells the two apart even when
+    /// they read the same (a power cut while the log synced; docs/PROTOCOL.md, HELLO).
+    var appliedEpoch: UInt64 = 0
     /// Runs an async handler to its end (the shell's ``AwaitedHandler``); nil, as in the simulator, fails such a
     /// handler's store with `StoreError.asyncHandler`.
     var awaitHandler: ((AnyStore, AnyAction, DispatchContext) throws -> Bool)?

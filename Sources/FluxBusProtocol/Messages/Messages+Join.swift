@@ -15,6 +15,10 @@ extension Message {
         /// The log chain at `applied` as the worker computed it from what it applied (``LogChain``); 0 when it does not
         /// know it (it installed a SNAPSHOT, or resumed from a checkpoint without one).
         public var chain: UInt64
+        /// The epoch of the coordinator that sent the worker the entry at `applied` (its ACTION, REPLAY or SNAPSHOT);
+        /// 0 when it does not know it. A log whose entry at `applied` was logged in a later epoch lost the one the
+        /// worker applied and logged another there, even if the two read the same.
+        public var appliedEpoch: UInt64
         /// The handler this worker's previous process died in, if it died in one (a trap, a fault, an abort), as the
         /// process recorded it: the coordinator counts these to mark a poison action. Nil when the last run did not.
         public var crash: HandlerCrash?
@@ -22,13 +26,14 @@ extension Message {
         /// A HELLO with the given fields.
         public init(
             workerID: String, instance: UInt64, stores: [StoreDeclaration], applied: UInt64 = 0, chain: UInt64 = 0,
-            crash: HandlerCrash? = nil
+            appliedEpoch: UInt64 = 0, crash: HandlerCrash? = nil
         ) {
             self.workerID = workerID
             self.instance = instance
             self.stores = stores
             self.applied = applied
             self.chain = chain
+            self.appliedEpoch = appliedEpoch
             self.crash = crash
         }
     }
@@ -169,6 +174,7 @@ extension Message.Hello: WireItem {
         try visitor.list(&stores, "stores")
         try visitor.u64(&applied, "applied")
         try visitor.u64(&chain, "chain")
+        try visitor.u64(&appliedEpoch, "appliedEpoch")
         // On the wire the three fields are always there: sequence 0 means no crash.
         var crashed = crash ?? HandlerCrash(sequence: 0, store: "", signal: "")
         try visitor.u64(&crashed.sequence, "crashSequence")
