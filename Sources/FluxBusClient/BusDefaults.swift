@@ -16,4 +16,8 @@ public enum BusDefaults {
     public static let queueLimit = 10_000
     /// How many completed dispatches the log keeps at least, for replicas that catch up by replay.
     public static let retain = 100_000
+    /// The most actions a coordinator lets one DISPATCH_BATCH hold (the ceiling of `--max-batch`). A batch larger
+    /// than `--max-in-flight` starts alone, all of it in flight, so a worker keeps this many of the ACTIONs that come
+    /// ahead of their turn, and remembers this many acknowledgements to send again after a coordinator restart.
+    public static let largestBatch = 10_000
 }

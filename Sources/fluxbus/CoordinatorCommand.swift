@@ -144,7 +144,9 @@ struct CoordinatorCommand: AsyncParsableCommand {
         guard LogSync(rawValue: sync) != nil else {
             throw ValidationError("--sync must be always, batch or off, not '\(sync)'")
         }
-        guard (1...10_000).contains(maxBatch) else { throw ValidationError("--max-batch must be 1 to 10000, not \(maxBatch)") }
+        guard (1...BusDefaults.largestBatch).contains(maxBatch) else {
+            throw ValidationError("--max-batch must be 1 to \(BusDefaults.largestBatch), not \(maxBatch)")
+        }
         guard (1...4_096).contains(maxInFlight) else {
             throw ValidationError("--max-in-flight must be 1 to 4096 (what a worker remembers to acknowledge again), not \(maxInFlight)")
         }

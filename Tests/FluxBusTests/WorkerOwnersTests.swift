@@ -72,10 +72,12 @@ struct WorkerOwnersTests {
         for sequence in 1...UInt64(AckMemory.limit + 1) {
             memory.remember(sequence, [StoreResult(store: "s", status: .ok, digest: sequence)])
         }
-        memory.remember(9_999, [])
+        let unacknowledged = UInt64(AckMemory.limit + 2)
+        memory.remember(unacknowledged, [])
         #expect(memory.results(for: 1) == nil)
         #expect(memory.results(for: 2)?.first?.digest == 2)
-        #expect(memory.results(for: 9_999) == nil)
+        #expect(memory.results(for: unacknowledged) == nil)
+        #expect(memory.recent(2, through: unacknowledged).map(\.sequence) == [UInt64(AckMemory.limit), UInt64(AckMemory.limit + 1)])
         #expect(memory.recent(2, through: 100).map(\.sequence) == [99, 100])
     }
 

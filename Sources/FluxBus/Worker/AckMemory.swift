@@ -3,9 +3,11 @@ import FluxBusProtocol
 /// The results this worker acknowledged for the sequences it applied last. A duplicate ACTION is answered from here,
 /// never by running a store again; a checkpoint carries the newest, to do the same after a restart.
 struct AckMemory {
-    /// Sequences remembered; past this the oldest are forgotten. The coordinator re-sends only what is in flight, so
-    /// a few thousand cover every duplicate that can still arrive.
-    static let limit = 4_096
+    /// Sequences remembered; past this the oldest are forgotten. The coordinator re-sends only what is in flight: at
+    /// most `--max-in-flight` (4,096) dispatches, or one batch that started alone, of up to
+    /// ``BusDefaults/largestBatch``. (With 4,096, a coordinator restarted during a batch of 10,000 wrote off a worker
+    /// that had applied it all, for the acknowledgements it had forgotten.)
+    static let limit = BusDefaults.largestBatch
 
     private var results: [UInt64: [StoreResult]] = [:]
     /// The remembered sequences in the order they were remembered, to forget the oldest first.
@@ -24,6 +26,13 @@ struct AckMemory {
 
     /// The newest `count` remembered sequences at or below `sequence`, oldest first, with their results.
     func recent(_ count: Int, through sequence: UInt64) -> [(sequence: UInt64, results: [StoreResult])] {
-        results.keys.filter { $0 <= sequence }.sorted().suffix(count).map { ($0, results[$0]!) }
+        // Sequences are remembered as they finish, in ascending order: the newest are the last, and no sort is needed
+        // over the thousands remembered.
+        var newest: [(sequence: UInt64, results: [StoreResult])] = []
+        for remembered in order.elements.reversed() where remembered <= sequence {
+            guard newest.count < count else { break }
+            if let kept = results[remembered] { newest.append((remembered, kept)) }
+        }
+        return newest.reversed()
     }
 }

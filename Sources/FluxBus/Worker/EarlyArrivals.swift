@@ -5,7 +5,7 @@ import FluxBusProtocol
 struct EarlyArrivals {
     /// ACTIONs kept; past this, later ones are dropped and fetched when their turn comes, so a flood cannot grow the
     /// worker without bound.
-    static let actionLimit = 10_000
+    static let actionLimit = BusDefaults.largestBatch
 
     private var actions: [UInt64: Message.Action] = [:]
     /// Released outputs, in the order they arrived: the first record of a store counts.
