@@ -27,6 +27,8 @@ struct CheckpointDraft: Sendable {
             return Checkpoint.StoreState(
                 name: store.name, appliedThrough: store.appliedThrough, digest: StateDigest.fnv1a64(bytes), state: Data(bytes))
         }
-        return Checkpoint(worker: worker, lastApplied: lastApplied, chain: chain, appliedEpoch: appliedEpoch == 0 ? nil : appliedEpoch, stores: states, acknowledged: acknowledged)
+        return Checkpoint(
+            worker: worker, lastApplied: lastApplied, chain: chain, appliedEpoch: appliedEpoch == 0 ? nil : appliedEpoch,
+            stores: states, acknowledged: acknowledged)
     }
 }
