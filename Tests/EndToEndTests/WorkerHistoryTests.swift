@@ -4,8 +4,9 @@ import FluxBusProtocol
 import FluxBusTools
 import Testing
 
-/// Issue 14: workers' HELLO carries what they applied (sequence and log chain), and a coordinator with a durable log
-/// that is behind a worker, or whose chain at the worker's sequence differs, stops (exit 5) with the recovery
+/// Issue 14: workers' HELLO carries what they applied (sequence, log chain and, since protocol version 7, the epoch
+/// of the entry applied last), and a coordinator with a durable log that is behind a worker, whose chain at the
+/// worker's sequence differs, or that recorded that entry in a later epoch, stops (exit 5) with the recovery
 /// procedure instead of renumbering; with `--new-bus` it refuses the worker (REJECT 9) instead. Real processes, with
 /// the worker's checkpoint as its memory of what it applied.
 @Suite("A coordinator behind its workers", .serialized, .timeLimit(.minutes(1)))
@@ -83,5 +84,25 @@ struct WorkerHistoryTests {
         for part in ["worker `w1` applied through #20 with chain", "its history differs", "--new-bus"] {
             #expect(log.contains(part), "the coordinator's log does not say \(part):\n\(log)")
         }
+    }
+
+    /// The same twenty actions, logged by another run under a later epoch: the chain at #20 matches, but w1 applied
+    /// its #20 in an earlier epoch than the log recorded it in, so it applied another entry (a log that lost its tail
+    /// and had the same actions retried into it looks like this). The coordinator stops rather than welcome it; the
+    /// worker's checkpoint kept the epoch across its restart (protocol version 7).
+    @Test func aWorkerThatAppliedAnEntryTheLogLoggedAgainStopsTheCoordinator() async throws {
+        let cluster = try Cluster()
+        let checkpoints = cluster.directory.appendingPathComponent("w1-data")
+        try await Self.history(cluster, run: "a", data: cluster.directory.appendingPathComponent("a"), checkpoints: checkpoints,
+                               values: 0, count: 20)
+        try await Self.history(cluster, run: "b", data: cluster.directory.appendingPathComponent("b"),
+                               checkpoints: cluster.directory.appendingPathComponent("other-w1-data"), values: 0, count: 20)
+        let (status, log) = try await Self.coordinatorStops(
+            cluster, run: "b-again", data: cluster.directory.appendingPathComponent("b"), checkpoints: checkpoints)
+        #expect(status == 5, "\(log)")
+        for part in ["worker `w1` applied #20 in epoch", "recorded its #20 in epoch", "logged another there", "--new-bus"] {
+            #expect(log.contains(part), "the coordinator's log does not say \(part):\n\(log)")
+        }
+        #expect(!log.contains("its history differs"), "the chains match: only the epoch tells the two apart\n\(log)")
     }
 }
