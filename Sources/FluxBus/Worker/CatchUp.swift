@@ -15,8 +15,9 @@ struct CatchUp {
 
     /// The newest sequence the coordinator has told us about (ACTION, HEARTBEAT, COMPLETED, WELCOME).
     private(set) var knownSequence: UInt64 = 0
-    /// The newest sequence the coordinator has told us completed.
-    private var knownCompleted: UInt64 = 0
+    /// The newest sequence the coordinator has told us completed: it never asks for an acknowledgement of it or of one
+    /// before it again, restarted or not (a COMPLETED goes out only once its record is durable).
+    private(set) var knownCompleted: UInt64 = 0
     /// When the FETCH still unanswered was sent, or the last REPLAY arrived since.
     private var fetchSentAt: MonotonicTime?
     /// The end of the range the last FETCH asked for.

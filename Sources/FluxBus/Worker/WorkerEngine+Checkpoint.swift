@@ -6,14 +6,18 @@ import Logging
 /// Keeping and resuming from a checkpoint (`--data-dir`). Everything here runs on the worker's I/O thread, between
 /// handler runs, so the states it writes are never torn by a dispatch.
 extension WorkerEngine {
-    /// How many applied sequences' results a checkpoint keeps, to re-acknowledge after a restart.
+    /// How many applied sequences' results a checkpoint keeps at least, to re-acknowledge after a restart. It keeps
+    /// more when more were applied since the last sequence the coordinator said completed: a batch in flight can
+    /// hold thousands, and a coordinator restarted with it asks for each of them again.
     static let checkpointAcknowledgements = 64
 
     /// The checkpoint of the worker as it stands, its states as copies to encode elsewhere, or nil while a dispatch
     /// is in hand: then some stores' states include it and others do not, and `lastApplied` says neither.
     func checkpoint() -> CheckpointDraft? {
         guard current == nil else { return nil }
-        let recent = acknowledged.recent(Self.checkpointAcknowledgements, through: lastApplied)
+        let notCompleted = lastApplied > catchUp.knownCompleted ? lastApplied - catchUp.knownCompleted : 0
+        let recent = acknowledged.recent(
+            max(Self.checkpointAcknowledgements, Int(clamping: notCompleted)), through: lastApplied)
         return CheckpointDraft(
             worker: id, lastApplied: lastApplied, chain: chain, appliedEpoch: appliedEpoch,
             stores: stores.map { .init(name: $0.name, appliedThrough: snapshots.appliedThrough($0.name), state: $0.takeStateCopy()) },
