@@ -170,6 +170,8 @@ final class SimCluster {
             heartbeatInterval: heartbeatInterval,
             retain: 30, rememberedRequests: 1_000, replayBatch: 50, tickInterval: .milliseconds(20))
         configuration.recoveryGrace = .seconds(3)
+        // The largest batch `--max-batch` allows, so that a scenario can send one (the swarm's are of two to five).
+        configuration.maxBatch = BusDefaults.largestBatch
         // Requests one at a time, two or three dispatches in flight, or as many as fit: each seed draws one. Its own
         // draw, so that a seed's other faults stay as they were.
         var flightRandom = SplitMix64(seed: seed ^ 0xF11_6478)
