@@ -70,17 +70,23 @@ struct WorkerHistoryTests {
         #expect(statuses["coordinator-new-bus"] == 0, "\(statuses)")
     }
 
-    @Test func aWorkerWhoseChainDiffersFromTheLogStopsTheCoordinator() async throws {
-        let cluster = try Cluster()
+    /// w1 applies twenty actions on bus `a`; a second run logs twenty more, of `values`, on bus `b`; then a
+    /// coordinator on `b` meets w1 from its checkpoint, and must stop (exit 5). Returns that coordinator's log.
+    static func anotherRunStops(_ cluster: Cluster, values: Int) async throws -> String {
         let checkpoints = cluster.directory.appendingPathComponent("w1-data")
-        try await Self.history(cluster, run: "a", data: cluster.directory.appendingPathComponent("a"), checkpoints: checkpoints,
-                               values: 0, count: 20)
-        // Another bus of the same length, other values: sequence numbers alone cannot tell the two apart.
-        try await Self.history(cluster, run: "b", data: cluster.directory.appendingPathComponent("b"),
-                               checkpoints: cluster.directory.appendingPathComponent("other-w1-data"), values: 1_000, count: 20)
-        let (status, log) = try await Self.coordinatorStops(
+        try await history(cluster, run: "a", data: cluster.directory.appendingPathComponent("a"), checkpoints: checkpoints,
+                          values: 0, count: 20)
+        try await history(cluster, run: "b", data: cluster.directory.appendingPathComponent("b"),
+                          checkpoints: cluster.directory.appendingPathComponent("other-w1-data"), values: values, count: 20)
+        let (status, log) = try await coordinatorStops(
             cluster, run: "b-again", data: cluster.directory.appendingPathComponent("b"), checkpoints: checkpoints)
         #expect(status == 5, "\(log)")
+        return log
+    }
+
+    @Test func aWorkerWhoseChainDiffersFromTheLogStopsTheCoordinator() async throws {
+        // Another bus of the same length, other values: sequence numbers alone cannot tell the two apart.
+        let log = try await Self.anotherRunStops(try Cluster(), values: 1_000)
         for part in ["worker `w1` applied through #20 with chain", "its history differs", "--new-bus"] {
             #expect(log.contains(part), "the coordinator's log does not say \(part):\n\(log)")
         }
@@ -91,15 +97,7 @@ struct WorkerHistoryTests {
     /// and had the same actions retried into it looks like this). The coordinator stops rather than welcome it; the
     /// worker's checkpoint kept the epoch across its restart (protocol version 7).
     @Test func aWorkerThatAppliedAnEntryTheLogLoggedAgainStopsTheCoordinator() async throws {
-        let cluster = try Cluster()
-        let checkpoints = cluster.directory.appendingPathComponent("w1-data")
-        try await Self.history(cluster, run: "a", data: cluster.directory.appendingPathComponent("a"), checkpoints: checkpoints,
-                               values: 0, count: 20)
-        try await Self.history(cluster, run: "b", data: cluster.directory.appendingPathComponent("b"),
-                               checkpoints: cluster.directory.appendingPathComponent("other-w1-data"), values: 0, count: 20)
-        let (status, log) = try await Self.coordinatorStops(
-            cluster, run: "b-again", data: cluster.directory.appendingPathComponent("b"), checkpoints: checkpoints)
-        #expect(status == 5, "\(log)")
+        let log = try await Self.anotherRunStops(try Cluster(), values: 0)
         for part in ["worker `w1` applied #20 in epoch", "recorded its #20 in epoch", "logged another there", "--new-bus"] {
             #expect(log.contains(part), "the coordinator's log does not say \(part):\n\(log)")
         }
