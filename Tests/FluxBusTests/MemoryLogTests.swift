@@ -78,11 +78,11 @@ struct MemoryLogTests {
             log.append(sequence: 1, epoch: 1, action: action, origin: "c", requestID: "r1", batch: nil, fingerprint: 5)
             #expect(log.hasUnflushedActions)
             #expect(try log.request("r1") == nil)
-            #expect(try log.chain(at: 1) == nil)
+            #expect(try log.loggedEntry(at: 1) == nil)
             try log.flush()
             #expect(!log.hasUnflushedActions)
             #expect(try log.request("r1")?.fingerprint == 5)
-            #expect(try log.chain(at: 1) == LogChain.next(after: 0, sequence: 1, action: action))
+            #expect(try log.loggedEntry(at: 1)?.chain == LogChain.next(after: 0, sequence: 1, action: action))
         }
     }
 

@@ -202,8 +202,7 @@ final class SimulatedLog: LogStorage {
         throw failure
     }
     func request(_ requestID: String) throws -> LoggedRequest? { try log.request(requestID) }
-    func chain(at sequence: UInt64) throws -> UInt64? { try log.chain(at: sequence) }
-    func epoch(at sequence: UInt64) throws -> UInt64? { try log.epoch(at: sequence) }
+    func loggedEntry(at sequence: UInt64) throws -> LoggedEntry? { try log.loggedEntry(at: sequence) }
     func entries(in range: ClosedRange<UInt64>, maximum: Int) throws -> [ReplayEntry] { try log.entries(in: range, maximum: maximum) }
 }
 

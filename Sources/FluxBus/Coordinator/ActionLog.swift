@@ -121,7 +121,7 @@ final class ActionLog: BufferedLog {
         // Outside the read: a refusal says what to do about the log, not that it could not be read.
         let decision = try identity.open(
             holding: holding, chainTail: chainTail, logFile: path ?? "in memory", newBus: newBus,
-            chainAt: { try self.chain(at: $0) },
+            chainAt: { try self.loggedEntry(at: $0)?.chain },
             recordBus: { id in
                 try self.database.write { db in
                     try db.execute(sql: "INSERT INTO bus (id, createdAt) VALUES (?, ?)", arguments: [id, Date().timeIntervalSince1970])
@@ -178,16 +178,13 @@ final class ActionLog: BufferedLog {
         return (recovered, holding, tail ?? 0)
     }
 
-    /// The chain value the log recorded for `sequence`, if it still holds that action.
-    func chain(at sequence: UInt64) throws -> UInt64? {
+    /// One read of the action's row; nil too for a row without a chain (a log from before chains keeps none).
+    func loggedEntry(at sequence: UInt64) throws -> LoggedEntry? {
         try database.inDatabase { db in
-            try Int64.fetchOne(db, sql: "SELECT chain FROM action WHERE sequence = ?", arguments: [sequence]).map { UInt64(bitPattern: $0) }
-        }
-    }
-
-    func epoch(at sequence: UInt64) throws -> UInt64? {
-        try database.inDatabase { db in
-            try Int64.fetchOne(db, sql: "SELECT epoch FROM action WHERE sequence = ?", arguments: [sequence]).map { UInt64(bitPattern: $0) }
+            guard let row = try Row.fetchOne(db, sql: "SELECT chain, epoch FROM action WHERE sequence = ?", arguments: [sequence]),
+                let chain = row["chain"] as Int64?
+            else { return nil }
+            return LoggedEntry(chain: UInt64(bitPattern: chain), epoch: UInt64(bitPattern: row["epoch"]))
         }
     }
 

@@ -147,19 +147,34 @@ extension CoordinatorEngine {
             return "store `\(store.name)` on worker `\(hello.workerID)` applied up to #\(store.lastApplied), but this "
                 + "coordinator's log ends at #\(lastLogged)" + place
         }
-        guard hello.applied > 0, hello.applied >= log.oldestRetained, hello.applied <= lastLogged else { return nil }
-        if hello.chain != 0, let logged = try? log.chain(at: hello.applied), logged != hello.chain {
+        guard hello.chain != 0 || hello.appliedEpoch != 0, hello.applied > 0, hello.applied >= log.oldestRetained,
+            hello.applied <= lastLogged, let logged = loggedEntry(at: hello.applied, for: hello.workerID)
+        else { return nil }
+        if hello.chain != 0, logged.chain != hello.chain {
             return "worker `\(hello.workerID)` applied through #\(hello.applied) with chain \(StateDigest.hex(hello.chain)), but "
-                + "this coordinator's log has chain \(StateDigest.hex(logged)) at #\(hello.applied): its history differs" + place
+                + "this coordinator's log has chain \(StateDigest.hex(logged.chain)) at #\(hello.applied): its history differs" + place
         }
         // The chain covers an action's fields, not its plan or its outcomes: a record lost and logged again with the
         // same fields matches it. Its epoch does not.
-        if hello.appliedEpoch != 0, let loggedIn = try? log.epoch(at: hello.applied), loggedIn > hello.appliedEpoch {
+        if hello.appliedEpoch != 0, logged.epoch > hello.appliedEpoch {
             return "worker `\(hello.workerID)` applied #\(hello.applied) in epoch \(hello.appliedEpoch), but this coordinator's log "
-                + "recorded its #\(hello.applied) in epoch \(loggedIn), later: the log lost the entry the worker applied and "
+                + "recorded its #\(hello.applied) in epoch \(logged.epoch), later: the log lost the entry the worker applied and "
                 + "logged another there" + place
         }
         return nil
+    }
+
+    /// The log's entry a joining worker's history is held to. A log that cannot be read leaves the check undone, as
+    /// before, but says so: the worker is welcomed on its word.
+    private func loggedEntry(at sequence: UInt64, for worker: String) -> LoggedEntry? {
+        do {
+            return try log.loggedEntry(at: sequence)
+        } catch {
+            logger.error("cannot read the log's entry to check a joining worker's history; welcoming it unchecked", metadata: [
+                "worker": "\(worker)", "seq": "\(sequence)", "error": "\(error)",
+            ])
+            return nil
+        }
     }
 
     /// A worker's history contradicts the log. A log in memory, or one started with `--new-bus`, refuses the worker

@@ -23,7 +23,7 @@ extension CoordinatorEngine {
         // Its action's row is committed (it completed), and may be compacted away after this snapshot: keep its chain.
         let snapshot = LogSnapshot(
             store: store, sequence: state.sequence, digest: state.digest, checksum: state.checksum, size: state.size,
-            worker: worker, chain: (try? log.chain(at: state.sequence)) ?? 0)
+            worker: worker, chain: (try? log.loggedEntry(at: state.sequence))??.chain ?? 0)
         log.beginSnapshot(store: store, sequence: state.sequence)
         log.writeSnapshotChunk(store: store, sequence: state.sequence, offset: 0, bytes: state.state)
         guard UInt64(state.state.count) < state.size else {

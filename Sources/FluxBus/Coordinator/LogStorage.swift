@@ -82,11 +82,9 @@ protocol LogStorage: AnyObject {
     func syncIfBatched() throws
     /// What the log knows of a request id: its fingerprint, and its answer once it completed.
     func request(_ requestID: String) throws -> LoggedRequest?
-    /// The chain value the log recorded for `sequence`, if it still holds that action (docs/PROTOCOL.md, appendix B).
-    func chain(at sequence: UInt64) throws -> UInt64?
-    /// The epoch the log recorded the action at `sequence` in, if it still holds that action: a worker that applied
-    /// that sequence in an earlier epoch applied another record, one the log lost (docs/PROTOCOL.md, HELLO).
-    func epoch(at sequence: UInt64) throws -> UInt64?
+    /// What the log recorded of the action at `sequence`, to hold a worker's history to; nil when it no longer holds
+    /// that action.
+    func loggedEntry(at sequence: UInt64) throws -> LoggedEntry?
     /// Completed entries with sequences in `range`, at most `maximum` of them, oldest first.
     func entries(in range: ClosedRange<UInt64>, maximum: Int) throws -> [ReplayEntry]
 }
@@ -109,6 +107,15 @@ struct LogPending {
     let batchSize: Int
     /// The request's ``RequestFingerprint``; nil in a log from before fingerprints.
     let fingerprint: UInt64?
+}
+
+/// What a log recorded of one action, to hold a worker's history to (docs/PROTOCOL.md, HELLO).
+struct LoggedEntry: Equatable {
+    /// The log chain after it (appendix D).
+    let chain: UInt64
+    /// The epoch it was logged in: a worker that applied its sequence in an earlier epoch applied another entry, one
+    /// the log lost.
+    let epoch: UInt64
 }
 
 /// A request id the log knows.

@@ -34,7 +34,7 @@ final class MemoryLog: BufferedLog {
         buffer.recovered(recovered, oldestRetained: holding.oldestRetained, snapshots: tables.snapshots)
         recovered.opening = try identity.open(
             holding: holding, chainTail: chainTail, logFile: "in memory", newBus: false,
-            chainAt: { [tables] in tables.index(of: $0).map { tables.actions[$0].chain } },
+            chainAt: { [tables] in tables.loggedEntry(at: $0)?.chain },
             recordBus: { [tables] in tables.busID = $0 })
         recovered.busID = identity.busID
         return recovered
@@ -69,9 +69,7 @@ final class MemoryLog: BufferedLog {
         return tables.requests[requestID].map { LoggedRequest(answer: $0.answer, fingerprint: $0.fingerprint, actionType: $0.actionType) }
     }
 
-    func chain(at sequence: UInt64) throws -> UInt64? { tables.index(of: sequence).map { tables.actions[$0].chain } }
-
-    func epoch(at sequence: UInt64) throws -> UInt64? { tables.index(of: sequence).map { tables.actions[$0].epoch } }
+    func loggedEntry(at sequence: UInt64) throws -> LoggedEntry? { tables.loggedEntry(at: sequence) }
 
     func entries(in range: ClosedRange<UInt64>, maximum: Int) throws -> [ReplayEntry] { tables.entries(in: range, maximum: maximum) }
 

@@ -1,7 +1,12 @@
 import FluxBusProtocol
 
-/// Reading ``MemoryLogTables`` back, by the SQLite log's queries (``ActionLog``'s `read`, `entries`, `chain`).
+/// Reading ``MemoryLogTables`` back, by the SQLite log's queries (``ActionLog``'s `read`, `entries`, `loggedEntry`).
 extension MemoryLogTables {
+    /// The ``LogStorage/loggedEntry(at:)`` of the action at `sequence`, if the tables hold it.
+    func loggedEntry(at sequence: UInt64) -> LoggedEntry? {
+        index(of: sequence).map { LoggedEntry(chain: actions[$0].chain, epoch: actions[$0].epoch) }
+    }
+
     /// The index of the action logged as `sequence`.
     func index(of sequence: UInt64) -> Int? {
         guard let first = actions.first?.sequence, sequence >= first else { return nil }

@@ -12,7 +12,7 @@ enum LogAnswers {
             "snapshots \(log.snapshots.values.sorted { $0.store < $1.store })",
         ]
         for sequence in 0...last + 1 {
-            lines.append("chain \(sequence): \(describe { try log.chain(at: sequence) })")
+            lines.append("entry \(sequence): \(describe { try log.loggedEntry(at: sequence) })")
             lines.append("entries from \(sequence): \(describe { try log.entries(in: sequence...last + 1, maximum: 3) })")
         }
         lines.append("all entries: \(describe { try log.entries(in: 0...last + 1, maximum: .max) })")
