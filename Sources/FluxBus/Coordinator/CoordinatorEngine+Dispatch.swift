@@ -21,19 +21,24 @@ extension CoordinatorEngine {
         let starting = nextMayStart
         let planned = starting ? planNext() : false
         if logFirst, planned || log.hasUnflushedActions || !undeliveredDecisions.isEmpty {
-            let syncPlansFirst = planned && plansOutliveActions
-            if starting, !syncPlansFirst { commitBeforePublishing() } else { flushLog() }
+            if starting { commitBeforeStarting(planned: planned) } else { flushLog() }
         }
         guard !storageFailed, recovery == nil else { return }
         while nextMayStart {
             // After a request that started, the next one's plans need a commit of their own.
-            if planNext() { if plansOutliveActions { flushLog() } else { commitBeforePublishing() } }
+            if planNext() { commitBeforeStarting(planned: true) }
             guard !storageFailed, let next = queue.pop() else { return }
             start(next)
         }
         // Decisions made as the request started (a store with no live replica) go out now, not at the next tick;
         // with a sync owed they go out after it.
         if !undeliveredDecisions.isEmpty, !syncOwed { flushLog() }
+    }
+
+    /// Commits what the next request needs before its ACTIONs go out, its sync running while they travel; or, when
+    /// the plans just logged would outlive its actions, syncs them first.
+    private func commitBeforeStarting(planned: Bool) {
+        if planned, plansOutliveActions { flushLog() } else { commitBeforePublishing() }
     }
 
     /// Whether the next request's plans, logged now, would reach the disk after its actions: its actions were
