@@ -17,7 +17,8 @@ struct CheckpointDraft: Sendable {
     let chain: UInt64?
     let appliedEpoch: UInt64
     let stores: [Store]
-    let acknowledged: [Checkpoint.Acknowledged]
+    /// As remembered: a batch in flight may leave thousands, converted with the states, off the worker's I/O thread.
+    let acknowledged: [(sequence: UInt64, results: [StoreResult])]
 
     /// The checkpoint as the file holds it: every state encoded, with its checksum. Safe on any thread.
     /// - Throws: the encoding error of a state that cannot be encoded.
@@ -29,6 +30,7 @@ struct CheckpointDraft: Sendable {
         }
         return Checkpoint(
             worker: worker, lastApplied: lastApplied, chain: chain, appliedEpoch: appliedEpoch == 0 ? nil : appliedEpoch,
-            stores: states, acknowledged: acknowledged)
+            stores: states,
+            acknowledged: acknowledged.map { .init(sequence: $0.sequence, results: $0.results.map(Checkpoint.Result.init)) })
     }
 }

@@ -16,12 +16,10 @@ extension WorkerEngine {
     func checkpoint() -> CheckpointDraft? {
         guard current == nil else { return nil }
         let notCompleted = lastApplied > catchUp.knownCompleted ? lastApplied - catchUp.knownCompleted : 0
-        let recent = acknowledged.recent(
-            max(Self.checkpointAcknowledgements, Int(clamping: notCompleted)), through: lastApplied)
         return CheckpointDraft(
             worker: id, lastApplied: lastApplied, chain: chain, appliedEpoch: appliedEpoch,
             stores: stores.map { .init(name: $0.name, appliedThrough: snapshots.appliedThrough($0.name), state: $0.takeStateCopy()) },
-            acknowledged: recent.map { .init(sequence: $0.sequence, results: $0.results.map(Checkpoint.Result.init)) })
+            acknowledged: acknowledged.recent(max(Self.checkpointAcknowledgements, Int(clamping: notCompleted)), through: lastApplied))
     }
 
     /// Asks the shell to write the checkpoint if something changed since the last one and no dispatch is in hand.
