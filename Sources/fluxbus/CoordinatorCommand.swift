@@ -148,7 +148,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
             throw ValidationError("--max-batch must be 1 to \(BusDefaults.largestBatch), not \(maxBatch)")
         }
         guard (1...4_096).contains(maxInFlight) else {
-            throw ValidationError("--max-in-flight must be 1 to 4096 (what a worker remembers to acknowledge again), not \(maxInFlight)")
+            throw ValidationError("--max-in-flight must be 1 to 4096, not \(maxInFlight)")
         }
         guard (1...Limits.default.maxBytesField).contains(chunkBytes) else {
             throw ValidationError("--chunk-bytes must be 1 to \(Limits.default.maxBytesField), not \(chunkBytes)")

@@ -55,7 +55,8 @@ public struct CoordinatorConfiguration: Sendable {
     /// The most dispatches in flight at once (`--max-in-flight`): a request starts while others are in flight when the
     /// dispatches not yet completed, with its own, stay within it; one that does not fit starts alone. Workers apply
     /// every sequence in order whatever it is; 1 starts each request only when the one before has been answered, as
-    /// DESIGN.md's lock step had it. At most 4,096: what a worker remembers, to acknowledge a dispatch again.
+    /// DESIGN.md's lock step had it. At most 4,096; a worker remembers more acknowledgements than that, to send again
+    /// (`BusDefaults.largestBatch`: a batch larger than this starts alone, all of it in flight).
     public var maxInFlight = 4_096
     /// The most actions one DISPATCH_BATCH may hold. The worker keeps at most 10,000 actions that arrive ahead of
     /// their turn, so a batch stays below that.
