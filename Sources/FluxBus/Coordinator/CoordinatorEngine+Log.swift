@@ -167,14 +167,11 @@ extension CoordinatorEngine {
     /// The log's entry a joining worker's history is held to. A log that cannot be read leaves the check undone, as
     /// before, but says so: the worker is welcomed on its word.
     private func loggedEntry(at sequence: UInt64, for worker: String) -> LoggedEntry? {
-        do {
-            return try log.loggedEntry(at: sequence)
-        } catch {
-            logger.error("cannot read the log's entry to check a joining worker's history; welcoming it unchecked", metadata: [
-                "worker": "\(worker)", "seq": "\(sequence)", "error": "\(error)",
-            ])
-            return nil
-        }
+        let read = readLog(to: "check a joining worker's history", otherwise: "welcoming it unchecked", [
+            "worker": "\(worker)", "seq": "\(sequence)",
+        ]) { try $0.loggedEntry(at: sequence) }
+        guard case .success(let entry) = read else { return nil }
+        return entry
     }
 
     /// A worker's history contradicts the log. A log in memory, or one started with `--new-bus`, refuses the worker

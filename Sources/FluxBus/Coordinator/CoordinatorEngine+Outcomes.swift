@@ -110,8 +110,15 @@ extension CoordinatorEngine {
     /// Rewrites the answer recorded for a request id; false when the log no longer has one.
     @discardableResult
     func rewriteAnswer(_ requestID: String, sequence: UInt64, _ change: (Message) -> Message) -> Bool {
-        guard let logged = unflushedResults[requestID] ?? (try? log.request(requestID)) ?? nil, let recorded = logged.answer
-        else { return false }
+        var logged = unflushedResults[requestID]
+        if logged == nil {
+            let read = readLog(to: "rewrite a request's answer", otherwise: "the answer stays as it was recorded", [
+                "request": "\(requestID)", "seq": "\(sequence)",
+            ]) { try $0.request(requestID) }
+            guard case .success(let request) = read else { return false }
+            logged = request
+        }
+        guard let logged, let recorded = logged.answer else { return false }
         let answer = change(recorded)
         let first = if case .batchResult(let batch) = answer { batch.firstSequence } else { sequence }
         log.recordAnswer(answer, for: requestID, sequence: first)
@@ -137,7 +144,14 @@ extension CoordinatorEngine {
     /// restart. The record has one outcome per store, not per replica, so these name no worker.
     func recordedFailures(_ range: Range<UInt64>) -> [BatchFailure] {
         guard !range.isEmpty else { return [] }
-        let entries = (try? log.entries(in: range.lowerBound...range.upperBound - 1, maximum: range.count)) ?? []
+        let read = readLog(to: "answer for a batch's actions that completed before a restart", otherwise: "they are answered as unknown", [
+            "from": "\(range.lowerBound)", "through": "\(range.upperBound - 1)",
+        ]) { try $0.entries(in: range.lowerBound...range.upperBound - 1, maximum: range.count) }
+        let entries = (try? read.get()) ?? []
+        let missing = switch read {
+        case .success: "completed before the coordinator restarted, and its record is no longer in the log"
+        case .failure(let error): "completed before the coordinator restarted, and its record could not be read from the log (\(error))"
+        }
         var failures: [BatchFailure] = []
         var recorded = Set<UInt64>()
         for entry in entries {
@@ -149,8 +163,7 @@ extension CoordinatorEngine {
         }
         for sequence in range where !recorded.contains(sequence) {
             failures.append(BatchFailure(sequence: sequence, outcome: Outcome(
-                store: "", worker: "", status: .unknown,
-                message: "completed before the coordinator restarted, and its record is no longer in the log", digest: 0)))
+                store: "", worker: "", status: .unknown, message: missing, digest: 0)))
         }
         return failures.sorted { $0.sequence < $1.sequence }
     }

@@ -29,9 +29,14 @@ extension CoordinatorEngine {
         }
         // Its completion may still wait in the log's buffer.
         flushLog()
-        guard key.sequence >= log.oldestRetained,
-            let entry = try? log.entries(in: key.sequence...key.sequence, maximum: 1).first
-        else {
+        guard key.sequence >= log.oldestRetained else {
+            return logger.error("cannot mark the action poisoned: the log no longer holds it", metadata: metadata)
+        }
+        let read = readLog(to: "mark an action poisoned", otherwise: "it is not marked; its next crash report tries again", metadata) {
+            try $0.entries(in: key.sequence...key.sequence, maximum: 1).first
+        }
+        guard case .success(let found) = read else { return }
+        guard let entry = found else {
             return logger.error("cannot mark the action poisoned: the log no longer holds it", metadata: metadata)
         }
         let recorded = entry.outputs.first(where: { $0.store == key.store })

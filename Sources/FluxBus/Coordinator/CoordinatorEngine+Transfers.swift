@@ -21,9 +21,13 @@ extension CoordinatorEngine {
         // adds nothing: the next round will do.
         guard state.sequence <= lastCompleted, state.sequence > log.snapshots[store]?.sequence ?? 0 else { return }
         // Its action's row is committed (it completed), and may be compacted away after this snapshot: keep its chain.
+        // Unread, the chain is 0 (unknown): a worker starting from the snapshot is then held to its epoch alone.
+        let chain = readLog(to: "keep a snapshot's chain", otherwise: "the snapshot is kept with its chain unknown", [
+            "store": "\(store)", "seq": "\(state.sequence)",
+        ]) { try $0.loggedEntry(at: state.sequence)?.chain }
         let snapshot = LogSnapshot(
             store: store, sequence: state.sequence, digest: state.digest, checksum: state.checksum, size: state.size,
-            worker: worker, chain: (try? log.loggedEntry(at: state.sequence))??.chain ?? 0)
+            worker: worker, chain: (try? chain.get()) ?? 0)
         log.beginSnapshot(store: store, sequence: state.sequence)
         log.writeSnapshotChunk(store: store, sequence: state.sequence, offset: 0, bytes: state.state)
         guard UInt64(state.state.count) < state.size else {

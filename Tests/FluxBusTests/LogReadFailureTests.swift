@@ -1,0 +1,98 @@
+import Foundation
+import FluxBusProtocol
+import GRDB
+import Logging
+import Synchronization
+import Testing
+
+@testable import FluxBus
+
+/// A read of the log that fails is not an empty answer. A batch's earlier actions were once answered "no longer in
+/// the log" when their records could not be read, and an unknown outcome that a late report made known stayed
+/// unknown without a word. Each test damages a committed row of a real SQLite log, so that decoding it fails.
+@Suite("Reads of the log that fail")
+struct LogReadFailureTests {
+    static let action = BatchAction(actionType: "counter.add", payload: Array(#"{"by":1}"#.utf8))
+
+    /// A log on disk holding #1 and #2 of request `r1`, both completed ok, and r1's answer.
+    static func completedLog(in directory: URL) throws -> ActionLog {
+        let log = try ActionLog(directory: directory.path, sync: .off)
+        _ = try log.recover()
+        for sequence in UInt64(1)...2 {
+            log.append(sequence: sequence, epoch: 1, action: action, origin: "test", requestID: "r1", batch: (1, 3), fingerprint: 7)
+            log.complete(ReplayEntry(
+                epoch: 1, sequence: sequence, actionType: action.actionType, payload: action.payload, plan: [],
+                outputs: [StoreOutput(store: "counter", status: .ok)]))
+        }
+        log.recordAnswer(.result(.init(requestID: "r1", epoch: 1, sequence: 1, elapsedMicros: 5, outcomes: [])), for: "r1", sequence: 1)
+        try log.flush()
+        return log
+    }
+
+    static func engine(over log: ActionLog, logging lines: LoggedLines) throws -> CoordinatorEngine {
+        CoordinatorEngine(
+            configuration: CoordinatorConfiguration(controlEndpoint: "inproc://c", publishEndpoint: "inproc://p"),
+            epoch: 2, log: log, recovered: LogRecovery(), controlEndpoint: "inproc://c", advertisedPublishEndpoint: "inproc://p",
+            logger: Logger(label: "test", factory: { _ in CapturingLogHandler(lines: lines) }), now: .zero)
+    }
+
+    static func damage(_ log: ActionLog, _ sql: String) throws {
+        try log.database.inDatabase { db in try db.execute(sql: sql) }
+    }
+
+    @Test("a batch's completed actions whose records cannot be read are unknown, and say why", arguments: [false, true])
+    func recordedFailuresTellAnUnreadableLog(damaged: Bool) throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fluxbus-reads-\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let log = try Self.completedLog(in: directory)
+        if damaged { try Self.damage(log, "UPDATE outcome SET entry = x'ff00ff' WHERE sequence = 2") }
+        let lines = LoggedLines()
+        let failures = try Self.engine(over: log, logging: lines).recordedFailures(1..<3)
+        if damaged {
+            #expect(failures.map(\.sequence) == [1, 2] && failures.allSatisfy { $0.outcome.status == .unknown })
+            #expect(failures.allSatisfy { $0.outcome.message.contains("could not be read from the log") }, "\(failures)")
+            #expect(lines.all.contains { $0.hasPrefix("error: cannot read the log to answer for a batch's actions") })
+        } else {
+            // Both completed ok: nothing to report, and nothing logged.
+            #expect(failures.isEmpty, "\(failures)")
+            #expect(lines.all.isEmpty)
+        }
+    }
+
+    @Test("an answer that cannot be read is not rewritten, and the failure is logged", arguments: [false, true])
+    func anUnreadableAnswerIsReported(damaged: Bool) throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fluxbus-reads-\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let log = try Self.completedLog(in: directory)
+        if damaged { try Self.damage(log, "UPDATE request SET result = x'ff00ff' WHERE requestID = 'r1'") }
+        let lines = LoggedLines()
+        let rewritten = try Self.engine(over: log, logging: lines).rewriteAnswer("r1", sequence: 1) { $0 }
+        #expect(rewritten == !damaged)
+        let logged = lines.all
+        #expect(logged.contains { $0.hasPrefix("error: cannot read the log to rewrite a request's answer") } == damaged, "\(logged)")
+    }
+}
+
+/// Every message logged, as "level: message".
+final class LoggedLines: Sendable {
+    private let lines = Mutex<[String]>([])
+    init() {}
+    var all: [String] { lines.withLock { $0 } }
+    func append(_ line: String) { lines.withLock { $0.append(line) } }
+}
+
+/// Keeps what is logged in ``LoggedLines``.
+struct CapturingLogHandler: LogHandler {
+    let lines: LoggedLines
+    var logLevel: Logger.Level = .trace
+    var metadata: Logger.Metadata = [:]
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        lines.append("\(event.level): \(event.message)")
+    }
+}
