@@ -69,6 +69,18 @@ extension SimCluster {
         if case .action(let action) = message, disk.keepsForGood(action.sequence) == (true, false) {
             checker.fail("ACTION #\(action.sequence) went out before its plan was on the disk, its action already was")
         }
+        // What a worker may apply, or take as where it stands, names an epoch the disk holds for good: a worker keeps
+        // it as `appliedEpoch`, and a power cut that lost the epoch could let a later run reuse it (docs/PROTOCOL.md).
+        let epoch: UInt64? = switch message {
+        case .action(let action): action.epoch
+        case .replay(let replay): replay.epoch
+        case .snapshot(let snapshot): snapshot.epoch
+        case .welcome(let welcome): welcome.epoch
+        default: nil
+        }
+        if let epoch, !disk.syncedEpochs.contains(epoch) {
+            checker.fail("\(SimChecker.brief(message)) went out in epoch \(epoch) before the log had that epoch on the disk")
+        }
         // A dependency's outcome goes to its dependents only once the log holds it: a restart must release the same.
         if case .release(let release) = message {
             let logged = disk.decisions[release.sequence] ?? []

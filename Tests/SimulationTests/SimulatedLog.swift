@@ -63,6 +63,9 @@ final class SimulatedDisk {
         return (true, kept.plans[request] != nil)
     }
 
+    /// The epochs a power cut now would keep.
+    var syncedEpochs: [UInt64] { lastSynced?.tables.epochs ?? tables.epochs }
+
     /// The decisions a power cut now would keep: those of the last sync while one is owed.
     var syncedDecisions: [UInt64: [StoreOutput]] { lastSynced?.tables.decisions ?? tables.decisions }
 
