@@ -25,7 +25,7 @@ final class SimulatedDisk {
 
     var oldestSequence: UInt64? { tables.actions.first?.sequence }
     var newestSequence: UInt64? { tables.actions.last?.sequence }
-    var requests: [String: MemoryLogTables.Request] { tables.requests }
+    var requests: [UInt64: MemoryLogTables.Request] { tables.requests }
     var histories: [String: StoreHistory] { tables.histories }
     var poison: [PoisonMark] { tables.poison }
     var snapshots: [String: LogSnapshot] { tables.snapshots }
@@ -213,7 +213,8 @@ extension MemoryLogTables {
     /// Another set of tables holding the same, for a damage fault's backup.
     func copy() -> MemoryLogTables {
         let copy = MemoryLogTables()
-        (copy.actions, copy.requests, copy.epochs, copy.busID) = (actions, requests, epochs, busID)
+        (copy.actions, copy.requests, copy.requestSequences) = (actions, requests, requestSequences)
+        (copy.epochs, copy.busID) = (epochs, busID)
         (copy.stores, copy.histories, copy.poison) = (stores, histories, poison)
         (copy.snapshots, copy.chunks, copy.decisions, copy.plans) = (snapshots, chunks, decisions, plans)
         return copy

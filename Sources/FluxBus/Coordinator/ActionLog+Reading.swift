@@ -6,31 +6,40 @@ import GRDBSQLite
 /// What the coordinator reads back from its log while it runs: a request id's record, and completed entries for
 /// FETCH.
 extension ActionLog {
-    /// What the log knows of a request id: what it asked for, and its answer once it completed.
+    /// What the log knows of a request id: what it asked for, and its answer once it completed. The index gives the
+    /// row's sequence; a row found there under another id (none should be) is not this request's.
     func request(_ requestID: String) throws -> LoggedRequest? {
-        guard requestIDs.mayContain(requestID) else { return nil }
+        guard let sequence = requestIDs.sequence(of: requestID) else { return nil }
         let row = try database.inDatabase { db in
-            try Row.fetchOne(db.cachedStatement(sql: "SELECT result, fingerprint, actionType FROM request WHERE requestID = ?"),
-                             arguments: [requestID])
+            try Row.fetchOne(db.cachedStatement(sql: "SELECT requestID, result, fingerprint, actionType FROM request WHERE sequence = ?"),
+                             arguments: [sequence])
         }
-        guard let row else { return nil }
+        guard let row, row["requestID"] == requestID else { return nil }
         let answer = try (row["result"] as Data?).map { try codec.decode([Codec.signature, [UInt8]($0)]) }
         return LoggedRequest(
             answer: answer, fingerprint: (row["fingerprint"] as Int64?).map { UInt64(bitPattern: $0) }, actionType: row["actionType"])
     }
 
-    /// Adds a committed write's request id to the index.
+    /// Adds a committed write's request id to the index, with its request's first sequence.
     func indexRequestID(of write: LogWrite) {
         switch write {
-        case .action(_, _, _, _, let requestID, _, _, _), .answer(let requestID, _, _): requestIDs.insert(requestID)
-        default: break
+        case .action(let sequence, _, _, _, let requestID, let batch, _, _):
+            requestIDs.insert(requestID, sequence: batch?.first ?? sequence)
+        case .answer(let requestID, let sequence, _):
+            requestIDs.insert(requestID, sequence: sequence, onlyIfAbsent: true)
+        default:
+            break
         }
     }
 
     /// Rebuilds the request id index from the `request` table: at start, and once it has doubled since (compaction
-    /// deletes ids from the table, never from the index).
+    /// deletes rows from the table, never from the index).
     func rebuildRequestIDs() throws {
-        let logged = try database.inDatabase { db in try String.fetchAll(db, sql: "SELECT requestID FROM request") }
+        let logged = try database.inDatabase { db in
+            try Row.fetchAll(db, sql: "SELECT requestID, sequence FROM request ORDER BY sequence").map {
+                (requestID: $0["requestID"] as String, sequence: $0["sequence"] as UInt64)
+            }
+        }
         requestIDs.rebuild(from: logged)
     }
 

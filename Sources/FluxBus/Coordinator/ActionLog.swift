@@ -144,7 +144,7 @@ final class ActionLog: BufferedLog {
         let oldest = try UInt64.fetchOne(db, sql: "SELECT MIN(sequence) FROM action")
         let rows = try Row.fetchAll(db, sql: """
             SELECT a.sequence, a.actionType, a.payload, a.error, a.requestID, a.batchFirst, a.batchSize, r.fingerprint
-            FROM action a LEFT JOIN request r ON r.requestID = a.requestID
+            FROM action a LEFT JOIN request r ON r.sequence = COALESCE(a.batchFirst, a.sequence) AND r.requestID = a.requestID
             WHERE a.sequence > ? ORDER BY a.sequence
             """, arguments: [recovered.lastCompleted])
         for row in rows {

@@ -168,6 +168,25 @@ enum LogSchema {
         migrator.registerMigration("v7") { db in
             try db.execute(sql: "ALTER TABLE snapshot ADD COLUMN chain INTEGER NOT NULL DEFAULT 0")
         }
+        // v8: requests keyed by their first sequence, as every other table of the log is: a lock-step commit appends
+        // its request's row to the table's last page, and updates the previous request's answer on the same page,
+        // instead of writing pages anywhere in a tree of random request ids and in its index by sequence. The log
+        // finds a request id through its index in memory (RequestIDIndex), which it rebuilds from this table.
+        migrator.registerMigration("v8") { db in
+            try db.execute(sql: """
+                CREATE TABLE request_by_first (
+                    sequence INTEGER PRIMARY KEY,
+                    requestID TEXT NOT NULL,
+                    result BLOB,
+                    fingerprint INTEGER,
+                    actionType TEXT
+                );
+                INSERT INTO request_by_first (sequence, requestID, result, fingerprint, actionType)
+                    SELECT sequence, requestID, result, fingerprint, actionType FROM request;
+                DROP TABLE request;
+                ALTER TABLE request_by_first RENAME TO request;
+                """)
+        }
         return migrator
     }
 

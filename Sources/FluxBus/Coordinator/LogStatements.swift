@@ -29,7 +29,7 @@ final class LogStatements {
     static let insertPlanSQL = "INSERT OR REPLACE INTO plan (request, actionType, steps) VALUES (?, ?, ?)"
     static let upsertAnswerSQL = """
         INSERT INTO request (requestID, sequence, result) VALUES (?, ?, ?)
-        ON CONFLICT (requestID) DO UPDATE SET result = excluded.result
+        ON CONFLICT (sequence) DO UPDATE SET result = excluded.result WHERE requestID = excluded.requestID
         """
     static let insertDecisionSQL = "INSERT OR IGNORE INTO decision (sequence, store, status, message, output) VALUES (?, ?, ?, ?, ?)"
     static let selectEntriesSQL = """

@@ -66,7 +66,7 @@ final class MemoryLog: BufferedLog {
     /// The empty id is never looked up: the SQLite log's index of ids leaves it out (``RequestIDIndex``).
     func request(_ requestID: String) throws -> LoggedRequest? {
         guard !requestID.isEmpty else { return nil }
-        return tables.requests[requestID].map { LoggedRequest(answer: $0.answer, fingerprint: $0.fingerprint, actionType: $0.actionType) }
+        return tables.request(requestID).map { LoggedRequest(answer: $0.answer, fingerprint: $0.fingerprint, actionType: $0.actionType) }
     }
 
     func loggedEntry(at sequence: UInt64) throws -> LoggedEntry? { tables.loggedEntry(at: sequence) }

@@ -54,7 +54,7 @@ extension MemoryLogTables {
         for row in actions where row.sequence > recovered.lastCompleted {
             recovered.addPending(
                 sequence: row.sequence, action: row.action, requestID: row.requestID, batchFirst: row.batchFirst,
-                batchSize: row.batchSize, fingerprint: row.requestID.isEmpty ? nil : requests[row.requestID]?.fingerprint)
+                batchSize: row.batchSize, fingerprint: requests[row.batchFirst ?? row.sequence].flatMap { $0.requestID == row.requestID ? $0.fingerprint : nil })
         }
         for (sequence, outputs) in decisions where sequence > recovered.lastCompleted {
             // As the `decision` table's key orders them.

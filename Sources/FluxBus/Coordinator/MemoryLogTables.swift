@@ -21,18 +21,26 @@ final class MemoryLogTables {
         var entry: ReplayEntry?
     }
 
-    /// A request id, as the `request` table's row.
+    /// A request, as the `request` table's row, which its first sequence keys.
     struct Request {
-        /// Its first sequence, which compaction goes by.
-        var sequence: UInt64
+        var requestID: String
         var answer: Message?
         var fingerprint: UInt64?
         var actionType: String?
     }
 
+    /// The row of request `id`: the one its index names, if that row is still its own.
+    func request(_ id: String) -> Request? {
+        guard let sequence = requestSequences[id], let row = requests[sequence], row.requestID == id else { return nil }
+        return row
+    }
+
     /// In ascending sequence order: the engine appends in order (``commit(_:)`` refuses anything else).
     var actions: [Action] = []
-    var requests: [String: Request] = [:]
+    /// By first sequence.
+    var requests: [UInt64: Request] = [:]
+    /// Each request id's row, as the SQLite log's index in memory (``RequestIDIndex``) finds it.
+    var requestSequences: [String: UInt64] = [:]
     var epochs: [UInt64] = []
     var busID: String?
     /// In the order first seen.
@@ -72,7 +80,8 @@ final class MemoryLogTables {
                 chain: chain))
             // A batch's id belongs to its first action. As SQL's INSERT OR REPLACE: an id logged again starts over.
             if !requestID.isEmpty, batch.map({ $0.first == sequence }) ?? true {
-                requests[requestID] = Request(sequence: sequence, fingerprint: fingerprint, actionType: action.actionType)
+                requests[sequence] = Request(requestID: requestID, fingerprint: fingerprint, actionType: action.actionType)
+                requestSequences[requestID] = sequence
             }
         case .completion(let entry):
             if let index = index(of: entry.sequence) { actions[index].entry = entry }
@@ -81,7 +90,13 @@ final class MemoryLogTables {
         case .plans(let request, let plans):
             self.plans[request, default: [:]].merge(plans) { $1 }
         case .answer(let requestID, let sequence, let message):
-            requests[requestID, default: Request(sequence: sequence)].answer = message
+            // As SQL's upsert: the row at that sequence learns its answer if it is this request's, or is written anew.
+            if let row = requests[sequence] {
+                if row.requestID == requestID { requests[sequence]?.answer = message }
+            } else {
+                requests[sequence] = Request(requestID: requestID, answer: message)
+            }
+            if requestSequences[requestID] == nil { requestSequences[requestID] = sequence }
         case .store(let name, let history):
             guard histories[name] == nil else { return }
             stores.append(name)
@@ -115,11 +130,11 @@ final class MemoryLogTables {
         let keptPlans = firstPending ?? through + 1
         plans = plans.filter { $0.key >= keptPlans }
         // As SQL: the ids older than the newest `keepRequests`-th one's sequence go (at least one is kept, and ties).
-        let newest = requests.values.map(\.sequence).sorted(by: >)
+        let newest = requests.keys.sorted(by: >)
         let rank = max(0, keepRequests - 1)
         if rank < newest.count {
             let oldestKept = newest[rank]
-            requests = requests.filter { $0.value.sequence >= oldestKept }
+            requests = requests.filter { $0.key >= oldestKept }
         }
     }
 }

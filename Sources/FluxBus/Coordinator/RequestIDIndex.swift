@@ -1,31 +1,37 @@
-/// Every request id the log may hold, in memory, so that a fresh request id (the common case: each dispatch brings a
-/// new one) costs a set lookup instead of a SELECT that always misses. It is a superset of the log's `request` table:
-/// an id is added when it is written, and the set is rebuilt from the table (``rebuild(from:)``) only after it has
-/// doubled, so that ids compaction deleted leave it too, at an amortized cost of O(1) per request.
+/// Every request id the log may hold, in memory, with the first sequence of its request: the `request` table is keyed
+/// by that sequence, so a commit appends to the table's last page rather than writing into a tree of random ids. A
+/// fresh request id (the common case: each dispatch brings a new one) costs a dictionary lookup instead of a SELECT
+/// that always misses, and a known one a SELECT by sequence. The index is a superset of the table: an id is added when
+/// it is written, and the index is rebuilt from the table (``rebuild(from:)``) only after it has doubled, so that ids
+/// compaction deleted leave it too, at an amortized cost of O(1) per request.
 struct RequestIDIndex {
-    private var ids: Set<String> = []
+    private var sequences: [String: UInt64] = [:]
     /// The size after the last rebuild: past twice this, the next rebuild is due.
     private var sizeAtRebuild = 0
     /// Lookups that went to the log (a possible hit), for tests.
     private(set) var logLookups = 0
 
-    /// Whether `id` may be in the log; false means it certainly is not.
-    mutating func mayContain(_ id: String) -> Bool {
-        guard ids.contains(id) else { return false }
+    /// The first sequence of the request `id` names, if the log may hold it; nil means it certainly does not.
+    mutating func sequence(of id: String) -> UInt64? {
+        guard let sequence = sequences[id] else { return nil }
         logLookups += 1
-        return true
+        return sequence
     }
 
-    mutating func insert(_ id: String) {
-        if !id.isEmpty { ids.insert(id) }
+    /// Records that the log holds `id`, for the request starting at `sequence`: its action's row, or an answer's row
+    /// written anew (`onlyIfAbsent`: an answer never moves an id the index already holds). An id used again after
+    /// compaction dropped its old request points at the new one.
+    mutating func insert(_ id: String, sequence: UInt64, onlyIfAbsent: Bool = false) {
+        guard !id.isEmpty, !onlyIfAbsent || sequences[id] == nil else { return }
+        sequences[id] = sequence
     }
 
     /// Whether enough ids were added since the last rebuild that it is due.
-    var isRebuildDue: Bool { ids.count > 2 * max(sizeAtRebuild, 1_024) }
+    var isRebuildDue: Bool { sequences.count > 2 * max(sizeAtRebuild, 1_024) }
 
-    /// Starts over from the ids the log holds now.
-    mutating func rebuild(from logged: [String]) {
-        ids = Set(logged)
-        sizeAtRebuild = ids.count
+    /// Starts over from the requests the log holds now, in order of sequence: a later one wins.
+    mutating func rebuild(from logged: [(requestID: String, sequence: UInt64)]) {
+        sequences = Dictionary(logged.map { ($0.requestID, $0.sequence) }, uniquingKeysWith: { max($0, $1) })
+        sizeAtRebuild = sequences.count
     }
 }

@@ -14,9 +14,11 @@ struct LogScript {
     /// The snapshot being received, with its bytes.
     private var receiving: (store: String, sequence: UInt64, bytes: [UInt8])?
     private var epoch: UInt64 = 0
+    /// Each request id's first sequence, as last logged: the engine answers a request only there.
+    private var requestFirst: [String: UInt64] = [:]
 
     static let stores = ["kv", "counter", "ledger"]
-    /// A few ids, so that ids are used again: an id logged again, answered twice, or answered without actions.
+    /// A few ids, so that ids are used again: an id logged again, or answered twice.
     static let requestIDs = (0..<12).map { "r\($0)" }
 
     init(seed: UInt64) {
@@ -54,6 +56,7 @@ struct LogScript {
         let size = rng.below(3) == 0 ? 1 + rng.below(4) : 0
         // Actions without a request id too; never an answer to none, which the engine does not record.
         let first = lastSequence + 1, requestID = pick(Self.requestIDs + [""]), fingerprint = rng.next()
+        if !requestID.isEmpty { requestFirst[requestID] = first }
         for sequence in first..<first + UInt64(max(size, 1)) {
             let action = action()
             logged[sequence] = action
@@ -94,9 +97,12 @@ struct LogScript {
     }
 
     private mutating func answer(_ logs: [any LogStorage]) {
+        // As the engine does: at the request's first sequence, perhaps twice, perhaps after compaction dropped its row.
         let message = filler.message(pick([.result, .batchResult]))
-        let requestID = pick(Self.requestIDs), sequence = UInt64(rng.below(Int(lastSequence) + 1))
-        for log in logs { log.recordAnswer(message, for: requestID, sequence: sequence) }
+        let logged = requestFirst.keys.sorted()
+        guard !logged.isEmpty else { return }
+        let requestID = pick(logged)
+        for log in logs { log.recordAnswer(message, for: requestID, sequence: requestFirst[requestID]!) }
     }
 
     /// Begins a snapshot, writes its chunks (or one chunk anywhere, which may overlap others), or records or abandons it.
