@@ -1,5 +1,5 @@
 // What SQLite itself costs the coordinator's log per lock-step dispatch, without FluxBus around it: a WAL database
-// with the log's tables (LogSchema.swift), and for every "dispatch" one transaction holding the rows a lock-step
+// with the log's tables as of schema v8 (LogSchema.swift), and for every "dispatch" one transaction holding the rows a lock-step
 // dispatch commits (its action, request and plan rows, and the previous dispatch's outcome and answer), through
 // statements prepared once. Also the smallest commit there is: one row of one table.
 //
@@ -54,9 +54,8 @@ static sqlite3 *open_log(const char *path) {
         "CREATE TABLE action (sequence INTEGER PRIMARY KEY, epoch INTEGER NOT NULL, actionType TEXT NOT NULL,"
         " payload BLOB NOT NULL, error TEXT, origin TEXT NOT NULL, requestID TEXT, batchFirst INTEGER,"
         " batchSize INTEGER NOT NULL DEFAULT 0, loggedAt REAL NOT NULL, completedAt REAL, entry BLOB, chain INTEGER);"
-        "CREATE TABLE request (requestID TEXT PRIMARY KEY, sequence INTEGER NOT NULL, result BLOB, fingerprint INTEGER,"
-        " actionType TEXT) WITHOUT ROWID;"
-        "CREATE INDEX request_by_sequence ON request(sequence);"
+        "CREATE TABLE request (sequence INTEGER PRIMARY KEY, requestID TEXT NOT NULL, result BLOB, fingerprint INTEGER,"
+        " actionType TEXT);"
         "CREATE TABLE outcome (sequence INTEGER PRIMARY KEY, entry BLOB NOT NULL, completedAt REAL NOT NULL);"
         "CREATE TABLE plan (request INTEGER NOT NULL, actionType TEXT NOT NULL, steps TEXT NOT NULL,"
         " PRIMARY KEY (request, actionType)) WITHOUT ROWID;"
@@ -84,7 +83,7 @@ int main(int argc, char **argv) {
     sqlite3_stmt *plan = prepare(db, "INSERT OR REPLACE INTO plan (request, actionType, steps) VALUES (?, 'counter.add', 'counter')");
     sqlite3_stmt *outcome = prepare(db, "INSERT OR REPLACE INTO outcome (sequence, entry, completedAt) VALUES (?, ?, ?)");
     sqlite3_stmt *answer = prepare(db, "INSERT INTO request (requestID, sequence, result) VALUES (?, ?, ?)"
-        " ON CONFLICT (requestID) DO UPDATE SET result = excluded.result");
+        " ON CONFLICT (sequence) DO UPDATE SET result = excluded.result WHERE requestID = excluded.requestID");
     sqlite3_stmt *single = prepare(db, "INSERT INTO single (sequence, payload) VALUES (?, ?)");
     unsigned char payload[64], entry[64], result[96];
     memset(payload, 'x', sizeof payload);
@@ -97,7 +96,8 @@ int main(int argc, char **argv) {
         for (int n = 1; n <= count; n++) {
             run(db, begin);
             if (shape == 0) {
-                snprintf(id, sizeof id, "bench-0123456789abcdef-%012d", n);
+                // As BusClient's default ids: one UUID per process, and a counter.
+                snprintf(id, sizeof id, "6F1A2B3C-1111-4222-8333-444455556666-%d", n);
                 sqlite3_bind_int64(action, 1, n);
                 sqlite3_bind_blob(action, 2, payload, sizeof payload, SQLITE_TRANSIENT);
                 sqlite3_bind_text(action, 3, id, -1, SQLITE_TRANSIENT);
