@@ -118,6 +118,7 @@ struct MemoryLogTests {
         let tables = memory.tables
         #expect(tables.actions.count == 500)
         #expect(tables.requests.count == 300, "the newest 300 at the last compaction, which came last")
+        #expect(tables.requestSequences.count == 300, "and only their ids")
         #expect(tables.decisions.count == 500)
         #expect(tables.plans.count == 500, "the plans of the compacted requests went")
         #expect(try memory.entries(in: 1...20_000, maximum: .max).map(\.sequence) == Array(19_501...20_000))

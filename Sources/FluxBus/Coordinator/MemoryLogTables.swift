@@ -135,6 +135,9 @@ final class MemoryLogTables {
         if rank < newest.count {
             let oldestKept = newest[rank]
             requests = requests.filter { $0.key >= oldestKept }
+            // The SQLite log rebuilds its index now and then; this one keeps only ids whose rows stayed, so that a
+            // coordinator in memory for months holds no more ids than it remembers.
+            requestSequences = requestSequences.filter { requests[$0.value]?.requestID == $0.key }
         }
     }
 }
