@@ -29,47 +29,44 @@ struct LogReadFailureTests {
         return log
     }
 
-    static func engine(over log: ActionLog, logging lines: LoggedLines) throws -> CoordinatorEngine {
-        CoordinatorEngine(
+    /// Runs `body` with an engine over a completed log, damaged by `sql` first when it is given, and what it logs.
+    static func withEngine(damagedBy sql: String?, _ body: (CoordinatorEngine, LoggedLines) throws -> Void) throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fluxbus-reads-\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let log = try completedLog(in: directory)
+        if let sql { try log.database.inDatabase { db in try db.execute(sql: sql) } }
+        let lines = LoggedLines()
+        let engine = CoordinatorEngine(
             configuration: CoordinatorConfiguration(controlEndpoint: "inproc://c", publishEndpoint: "inproc://p"),
             epoch: 2, log: log, recovered: LogRecovery(), controlEndpoint: "inproc://c", advertisedPublishEndpoint: "inproc://p",
             logger: Logger(label: "test", factory: { _ in CapturingLogHandler(lines: lines) }), now: .zero)
-    }
-
-    static func damage(_ log: ActionLog, _ sql: String) throws {
-        try log.database.inDatabase { db in try db.execute(sql: sql) }
+        try body(engine, lines)
     }
 
     @Test("a batch's completed actions whose records cannot be read are unknown, and say why", arguments: [false, true])
     func recordedFailuresTellAnUnreadableLog(damaged: Bool) throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fluxbus-reads-\(UUID().uuidString.prefix(8))")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let log = try Self.completedLog(in: directory)
-        if damaged { try Self.damage(log, "UPDATE outcome SET entry = x'ff00ff' WHERE sequence = 2") }
-        let lines = LoggedLines()
-        let failures = try Self.engine(over: log, logging: lines).recordedFailures(1..<3)
-        if damaged {
-            #expect(failures.map(\.sequence) == [1, 2] && failures.allSatisfy { $0.outcome.status == .unknown })
-            #expect(failures.allSatisfy { $0.outcome.message.contains("could not be read from the log") }, "\(failures)")
-            #expect(lines.all.contains { $0.hasPrefix("error: cannot read the log to answer for a batch's actions") })
-        } else {
-            // Both completed ok: nothing to report, and nothing logged.
-            #expect(failures.isEmpty, "\(failures)")
-            #expect(lines.all.isEmpty)
+        try Self.withEngine(damagedBy: damaged ? "UPDATE outcome SET entry = x'ff00ff' WHERE sequence = 2" : nil) { engine, lines in
+            let failures = engine.recordedFailures(1..<3)
+            if damaged {
+                #expect(failures.map(\.sequence) == [1, 2] && failures.allSatisfy { $0.outcome.status == .unknown })
+                #expect(failures.allSatisfy { $0.outcome.message.contains("could not be read from the log") }, "\(failures)")
+                #expect(lines.all.contains { $0.hasPrefix("error: cannot read the log to answer for a batch's actions") })
+            } else {
+                // Both completed ok: nothing to report, and nothing logged.
+                #expect(failures.isEmpty, "\(failures)")
+                #expect(lines.all.isEmpty)
+            }
         }
     }
 
     @Test("an answer that cannot be read is not rewritten, and the failure is logged", arguments: [false, true])
     func anUnreadableAnswerIsReported(damaged: Bool) throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fluxbus-reads-\(UUID().uuidString.prefix(8))")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let log = try Self.completedLog(in: directory)
-        if damaged { try Self.damage(log, "UPDATE request SET result = x'ff00ff' WHERE requestID = 'r1'") }
-        let lines = LoggedLines()
-        let rewritten = try Self.engine(over: log, logging: lines).rewriteAnswer("r1", sequence: 1) { $0 }
-        #expect(rewritten == !damaged)
-        let logged = lines.all
-        #expect(logged.contains { $0.hasPrefix("error: cannot read the log to rewrite a request's answer") } == damaged, "\(logged)")
+        try Self.withEngine(damagedBy: damaged ? "UPDATE request SET result = x'ff00ff' WHERE requestID = 'r1'" : nil) { engine, lines in
+            let rewritten = engine.rewriteAnswer("r1", sequence: 1) { $0 }
+            #expect(rewritten == !damaged)
+            let logged = lines.all
+            #expect(logged.contains { $0.hasPrefix("error: cannot read the log to rewrite a request's answer") } == damaged, "\(logged)")
+        }
     }
 }
 
