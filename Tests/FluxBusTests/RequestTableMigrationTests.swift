@@ -77,4 +77,35 @@ struct RequestTableMigrationTests {
         #expect(try log.request("r1")?.answer == nil, "r1's row keeps no answer of r9's")
         #expect(try log.request("r9") == nil, "r9 has no row of its own")
     }
+
+    /// At the size a log keeps by default: 100,000 request ids remembered through compaction, each found by its
+    /// sequence, after a reopen too, and none of those compaction dropped.
+    @Test func aHundredThousandRememberedRequestsAreFoundByTheirSequence() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fluxbus-ids-\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let remembered = 100_000, total: UInt64 = 120_000
+        let action = BatchAction(actionType: "counter.add", payload: Array(#"{"by":1}"#.utf8))
+        // Ids as BusClient makes them: one UUID per process, and a counter.
+        let id = { (sequence: UInt64) in "6F1A2B3C-1111-4222-8333-444455556666-\(sequence)" }
+        do {
+            let log = try ActionLog(directory: directory.path, sync: .off)
+            _ = try log.recover()
+            for sequence in 1...total {
+                log.append(sequence: sequence, epoch: 1, action: action, origin: "test", requestID: id(sequence), batch: nil,
+                           fingerprint: sequence)
+                if sequence % 5_000 == 0 { try log.flush() }
+            }
+            log.compact(through: 1, keepRequests: remembered)
+            try log.flush()
+        }
+        let log = try ActionLog(directory: directory.path, sync: .off)
+        _ = try log.recover()
+        let kept = total - UInt64(remembered) + 1
+        for sequence in [kept, kept + 1, 77_777, total] {
+            #expect(try log.request(id(sequence))?.fingerprint == sequence, "#\(sequence)")
+        }
+        for sequence in [1, 2, kept - 1] as [UInt64] { #expect(try log.request(id(sequence)) == nil, "#\(sequence) was compacted") }
+        let rows = try log.database.inDatabase { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM request") }
+        #expect(rows == remembered)
+    }
 }
