@@ -68,6 +68,42 @@ struct LogReadFailureTests {
             #expect(logged.contains { $0.hasPrefix("error: cannot read the log to rewrite a request's answer") } == damaged, "\(logged)")
         }
     }
+
+    /// A retry whose id the log cannot read back is refused, not taken for a new request: once, a read error there
+    /// meant "unknown id", and the retry was applied a second time.
+    @Test("a request id the log cannot read back is refused, not dispatched again", arguments: [false, true])
+    func anUnreadableRequestIDIsRefused(damaged: Bool) throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fluxbus-reads-\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        do {
+            let log = try Self.completedLog(in: directory)
+            if damaged { try log.database.inDatabase { db in try db.execute(sql: "UPDATE request SET result = x'ff00ff' WHERE requestID = 'r1'") } }
+        }
+        let log = try ActionLog(directory: directory.path, sync: .off)
+        let recovered = try log.recover()
+        let lines = LoggedLines()
+        let engine = CoordinatorEngine(
+            configuration: CoordinatorConfiguration(controlEndpoint: "inproc://c", publishEndpoint: "inproc://p"),
+            epoch: recovered.lastEpoch + 1, log: log, recovered: recovered, controlEndpoint: "inproc://c",
+            advertisedPublishEndpoint: "inproc://p",
+            logger: Logger(label: "test", factory: { _ in CapturingLogHandler(lines: lines) }), now: .zero)
+        let client = Array("client".utf8)
+        let retry = Message.dispatch(.init(requestID: "r1", actionType: Self.action.actionType, payload: Self.action.payload))
+        engine.handle(.message([client] + Codec().encode(retry), userID: nil), at: .zero)
+        let answers = engine.takeEffects().compactMap { effect -> Message? in
+            guard case .send(let message, let routingID) = effect, routingID == client else { return nil }
+            return message
+        }
+        guard case .error(let error)? = answers.first else { Issue.record("no ERROR: \(answers)"); return }
+        #expect(engine.lastLogged == 2, "nothing dispatched again")
+        if damaged {
+            #expect(error.code == .internal && error.message.contains("cannot read its log"), "\(error)")
+            #expect(lines.all.contains { $0.hasPrefix("error: cannot read the log to check whether a request id was applied before") })
+        } else {
+            // Read back, the log's r1 was logged with another fingerprint: the id is known, and refused as reused.
+            #expect(error.code == .requestIDReused, "\(error)")
+        }
+    }
 }
 
 /// Every message logged, as "level: message".

@@ -36,6 +36,10 @@ struct FaultPlan: CustomStringConvertible {
     /// an operator when a worker applied what it lost (the scenario's operator then recovers as OPERATIONS.md says).
     /// Off in the swarm, whose seeds have no operator: `SyncScenarioTests` runs it under swarm faults.
     var powerCutsLoseCommits = false
+    /// Chance that a read of the log (a request id, completed entries, an entry's chain) fails, as a damaged row or an
+    /// I/O error makes it fail. Drawn from a generator of its own, like ``logDamage``. Off in the swarm:
+    /// `LogReadScenarioTests` runs it under swarm faults.
+    var readFailure = 0.0
     /// Per second: chance that a worker is busy inside a handler for 0.1–8 s (past the 5 s ack deadline, or not):
     /// it handles nothing meanwhile, but its guard heartbeats for it. Drawn from a generator of its own, like
     /// ``logDamage``.

@@ -6,9 +6,11 @@ import Logging
 /// Starting the coordinator (from its simulated disk, refusing a damaged log) and the workers (from their checkpoints).
 extension SimCluster {
     func startCoordinator() {
-        let log = SimulatedLog(disk: disk) { [unowned self] in
+        let log = SimulatedLog(disk: disk, flushFails: { [unowned self] in
             faults.flushFailure > 0 && Double.random(in: 0..<1, using: &random) < faults.flushFailure
-        }
+        }, readFails: { [unowned self] in
+            faults.readFailure > 0 && Double.random(in: 0..<1, using: &readRandom) < faults.readFailure
+        })
         let recovered: LogRecovery
         do {
             recovered = try log.recover()

@@ -65,6 +65,8 @@ final class SimCluster {
     var busyRandom: SplitMix64
     /// Draws for ``FaultPlan/crashDuringSync``.
     var syncRandom: SplitMix64
+    /// Draws for ``FaultPlan/readFailure``.
+    var readRandom: SplitMix64
     /// The log as it was before a damage fault, for the operator's restore after the refusal.
     var damagedLogBackup: MemoryLogTables?
     /// How often a restarted coordinator refused its damaged log.
@@ -152,6 +154,7 @@ final class SimCluster {
         if faults == nil, Int.random(in: 0..<3, using: &syncRandom) == 0 {
             self.faults.crashDuringSync = Double.random(in: 0.005...0.05, using: &syncRandom)
         }
+        readRandom = SplitMix64(seed: seed ^ 0x4EAD_FA11)
         busyRandom = SplitMix64(seed: seed ^ 0xB05E_4A4D)
         if faults == nil, Bool.random(using: &busyRandom) {
             self.faults.busyRate = Double.random(in: 0.05...0.4, using: &busyRandom)
@@ -222,6 +225,7 @@ final class SimCluster {
         faultsOn = false
         faults.publishLoss = 0
         faults.flushFailure = 0
+        faults.readFailure = 0
         if coordinator == nil { agenda.schedule(.coordinatorRestart, at: now + 1_000) }
         coordinatorStalledUntil = min(coordinatorStalledUntil, now)
         for index in workers.indices {

@@ -12,6 +12,8 @@ final class SimulatedDisk {
     var incompleteSnapshotsRecorded: [String] = []
     /// Flushes that failed, for the report.
     var failedFlushes = 0
+    /// Reads that failed (``FaultPlan/readFailure``).
+    var failedReads = 0
     /// What every tick's ``SimulatedLog/syncIfBatched()`` throws while set: a storage error for a batch-mode sync
     /// that failed, any other for a WAL truncation that did.
     var checkpointFailure: (any Error)?
@@ -114,6 +116,8 @@ final class SimulatedLog: LogStorage {
     let disk: SimulatedDisk
     /// Asked before every flush that has something to write, and every sync that has something to sync: true fails it.
     private let flushFails: () -> Bool
+    /// Asked before every read of a request, entries or an entry's chain: true fails it.
+    private let readFails: () -> Bool
     private let log: MemoryLog
     private var lastAppended: UInt64 = 0
     /// The newest action the last commit held, while its sync is owed.
@@ -130,9 +134,10 @@ final class SimulatedLog: LogStorage {
     var poisonMarks: [PoisonMark] { log.poisonMarks }
     var snapshots: [String: LogSnapshot] { log.snapshots }
 
-    init(disk: SimulatedDisk, flushFails: @escaping () -> Bool) {
+    init(disk: SimulatedDisk, flushFails: @escaping () -> Bool, readFails: @escaping () -> Bool = { false }) {
         self.disk = disk
         self.flushFails = flushFails
+        self.readFails = readFails
         log = MemoryLog(sync: .always, tables: disk.tables, mark: disk.mark, busID: "5157" + String(repeating: "0", count: 28))
     }
 
@@ -204,9 +209,24 @@ final class SimulatedLog: LogStorage {
         disk.failedCheckpoints += 1
         throw failure
     }
-    func request(_ requestID: String) throws -> LoggedRequest? { try log.request(requestID) }
-    func loggedEntry(at sequence: UInt64) throws -> LoggedEntry? { try log.loggedEntry(at: sequence) }
-    func entries(in range: ClosedRange<UInt64>, maximum: Int) throws -> [ReplayEntry] { try log.entries(in: range, maximum: maximum) }
+    func request(_ requestID: String) throws -> LoggedRequest? {
+        try failReadIfDue()
+        return try log.request(requestID)
+    }
+    func loggedEntry(at sequence: UInt64) throws -> LoggedEntry? {
+        try failReadIfDue()
+        return try log.loggedEntry(at: sequence)
+    }
+    func entries(in range: ClosedRange<UInt64>, maximum: Int) throws -> [ReplayEntry] {
+        try failReadIfDue()
+        return try log.entries(in: range, maximum: maximum)
+    }
+
+    private func failReadIfDue() throws {
+        guard readFails() else { return }
+        disk.failedReads += 1
+        throw BusError(code: .storage, message: "simulated: a read of the log failed")
+    }
 }
 
 extension MemoryLogTables {

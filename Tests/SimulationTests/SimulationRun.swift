@@ -20,6 +20,8 @@ struct SimulationRun {
     let syncFaults: Int
     let lostCommits: Int
     let storageStops: Int
+    /// Reads of the log that failed (``FaultPlan/readFailure``).
+    let failedReads: Int
     /// FETCHes that workers sent ahead while an answer was arriving.
     let fetchesAhead: Int
     let ledgerTraps: Set<UInt32>
@@ -56,6 +58,7 @@ struct SimulationRun {
         syncFaults = cluster.syncFaults
         lostCommits = cluster.lostCommits
         storageStops = cluster.storageStops.count
+        failedReads = cluster.disk.failedReads
         fetchesAhead = cluster.fetchesAhead + cluster.workers.compactMap(\.engine).reduce(0) { $0 + $1.catchUp.fetchesAhead }
         ledgerTraps = cluster.ledgerTraps
         transfers = cluster.checker.transfers

@@ -47,7 +47,21 @@ extension CoordinatorEngine {
         let looksUp = true
         #endif
         let fingerprint = RequestFingerprint.of(actions)
-        if looksUp, !requestID.isEmpty, let known = knownRequest(requestID) {
+        var known: LoggedRequest?
+        if looksUp, !requestID.isEmpty {
+            // A log that cannot say whether it holds the id must not let a retry pass for a new request: that would
+            // apply it twice.
+            let read = readLog(to: "check whether a request id was applied before", otherwise: "refusing the request", [
+                "request": "\(requestID)",
+            ]) { _ in try knownRequest(requestID) }
+            guard case .success(let found) = read else {
+                return refuse(.internal, "the coordinator cannot read its log to check whether request id `\(requestID)` was "
+                    + "applied before, so nothing was dispatched; retry with the same id, and if this repeats, check the "
+                    + "coordinator's log (its own log says why)")
+            }
+            known = found
+        }
+        if let known {
             // An idempotency key names one request: the same id with other actions is refused, not answered with
             // the first request's result.
             if let earlier = known.fingerprint, earlier != fingerprint {
@@ -95,18 +109,14 @@ extension CoordinatorEngine {
     }
 
     /// What is known of a request id: in flight, queued, completed since the last flush, or in the log.
-    func knownRequest(_ requestID: String) -> LoggedRequest? {
+    /// - Throws: the log's read error: then the id may name a request the log holds.
+    func knownRequest(_ requestID: String) throws -> LoggedRequest? {
         if let request = flights.request(requestID) {
             return LoggedRequest(fingerprint: request.fingerprint, actionType: request.actionType)
         }
         if let waiting = queue.waiting(requestID) { return waiting }
         if let result = unflushedResults[requestID] { return result }
-        do {
-            return try log.request(requestID)
-        } catch {
-            logger.error("cannot read a request's result from the log", metadata: ["request": "\(requestID)", "error": "\(error)"])
-            return nil
-        }
+        return try log.request(requestID)
     }
 
     /// Who sent a dispatch, for the log: the worker's id for a cascade, else the client's routing id.
