@@ -43,6 +43,34 @@ struct LogReadFailureTests {
         try body(engine, lines)
     }
 
+    /// Runs `body` with an engine started over a completed log, as a restarted coordinator is, the log damaged by
+    /// `sql` first when it is given.
+    static func withRestartedEngine(damagedBy sql: String?, _ body: (CoordinatorEngine, LoggedLines) throws -> Void) throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fluxbus-reads-\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        do {
+            let log = try completedLog(in: directory)
+            if let sql { try log.database.inDatabase { db in try db.execute(sql: sql) } }
+        }
+        let log = try ActionLog(directory: directory.path, sync: .off)
+        let recovered = try log.recover()
+        let lines = LoggedLines()
+        let engine = CoordinatorEngine(
+            configuration: CoordinatorConfiguration(controlEndpoint: "inproc://c", publishEndpoint: "inproc://p"),
+            epoch: recovered.lastEpoch + 1, log: log, recovered: recovered, controlEndpoint: "inproc://c",
+            advertisedPublishEndpoint: "inproc://p",
+            logger: Logger(label: "test", factory: { _ in CapturingLogHandler(lines: lines) }), now: .zero)
+        try body(engine, lines)
+    }
+
+    /// What the engine sent `routingID`.
+    static func answers(of engine: CoordinatorEngine, to routingID: [UInt8]) -> [Message] {
+        engine.takeEffects().compactMap { effect -> Message? in
+            guard case .send(let message, let destination) = effect, destination == routingID else { return nil }
+            return message
+        }
+    }
+
     @Test("a batch's completed actions whose records cannot be read are unknown, and say why", arguments: [false, true])
     func recordedFailuresTellAnUnreadableLog(damaged: Bool) throws {
         try Self.withEngine(damagedBy: damaged ? "UPDATE outcome SET entry = x'ff00ff' WHERE sequence = 2" : nil) { engine, lines in
@@ -73,35 +101,37 @@ struct LogReadFailureTests {
     /// meant "unknown id", and the retry was applied a second time.
     @Test("a request id the log cannot read back is refused, not dispatched again", arguments: [false, true])
     func anUnreadableRequestIDIsRefused(damaged: Bool) throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fluxbus-reads-\(UUID().uuidString.prefix(8))")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        do {
-            let log = try Self.completedLog(in: directory)
-            if damaged { try log.database.inDatabase { db in try db.execute(sql: "UPDATE request SET result = x'ff00ff' WHERE requestID = 'r1'") } }
+        try Self.withRestartedEngine(damagedBy: damaged ? "UPDATE request SET result = x'ff00ff' WHERE requestID = 'r1'" : nil) { engine, lines in
+            let client = Array("client".utf8)
+            let retry = Message.dispatch(.init(requestID: "r1", actionType: Self.action.actionType, payload: Self.action.payload))
+            engine.handle(.message([client] + Codec().encode(retry), userID: nil), at: .zero)
+            let answers = Self.answers(of: engine, to: client)
+            guard case .error(let error)? = answers.first else { Issue.record("no ERROR: \(answers)"); return }
+            #expect(engine.lastLogged == 2, "nothing dispatched again")
+            if damaged {
+                #expect(error.code == .internal && error.message.contains("cannot read its log"), "\(error)")
+                #expect(lines.all.contains { $0.hasPrefix("error: cannot read the log to check whether a request id was applied before") })
+            } else {
+                // Read back, the log's r1 was logged with another fingerprint: the id is known, and refused as reused.
+                #expect(error.code == .requestIDReused, "\(error)")
+            }
         }
-        let log = try ActionLog(directory: directory.path, sync: .off)
-        let recovered = try log.recover()
-        let lines = LoggedLines()
-        let engine = CoordinatorEngine(
-            configuration: CoordinatorConfiguration(controlEndpoint: "inproc://c", publishEndpoint: "inproc://p"),
-            epoch: recovered.lastEpoch + 1, log: log, recovered: recovered, controlEndpoint: "inproc://c",
-            advertisedPublishEndpoint: "inproc://p",
-            logger: Logger(label: "test", factory: { _ in CapturingLogHandler(lines: lines) }), now: .zero)
-        let client = Array("client".utf8)
-        let retry = Message.dispatch(.init(requestID: "r1", actionType: Self.action.actionType, payload: Self.action.payload))
-        engine.handle(.message([client] + Codec().encode(retry), userID: nil), at: .zero)
-        let answers = engine.takeEffects().compactMap { effect -> Message? in
-            guard case .send(let message, let routingID) = effect, routingID == client else { return nil }
-            return message
-        }
-        guard case .error(let error)? = answers.first else { Issue.record("no ERROR: \(answers)"); return }
-        #expect(engine.lastLogged == 2, "nothing dispatched again")
-        if damaged {
-            #expect(error.code == .internal && error.message.contains("cannot read its log"), "\(error)")
-            #expect(lines.all.contains { $0.hasPrefix("error: cannot read the log to check whether a request id was applied before") })
-        } else {
-            // Read back, the log's r1 was logged with another fingerprint: the id is known, and refused as reused.
-            #expect(error.code == .requestIDReused, "\(error)")
+    }
+
+    /// A client's FETCH that the log cannot answer gets an ERROR, not silence until its timeout.
+    @Test("a client's FETCH the log cannot read is refused", arguments: [false, true])
+    func anUnreadableFetchIsRefused(damaged: Bool) throws {
+        try Self.withRestartedEngine(damagedBy: damaged ? "UPDATE outcome SET entry = x'ff00ff' WHERE sequence = 1" : nil) { engine, _ in
+            let client = Array("tail".utf8)
+            engine.handle(.message([client] + Codec().encode(.fetch(.init(epoch: 0, from: 1, to: 2))), userID: nil), at: .zero)
+            let answers = Self.answers(of: engine, to: client)
+            if damaged {
+                guard case .error(let error)? = answers.first else { Issue.record("no ERROR: \(answers)"); return }
+                #expect(error.code == .internal && error.message.contains("cannot read its log from #1"), "\(error)")
+            } else {
+                guard case .replay(let replay)? = answers.first else { Issue.record("no REPLAY: \(answers)"); return }
+                #expect(replay.entries.map(\.sequence) == [1, 2])
+            }
         }
     }
 }
