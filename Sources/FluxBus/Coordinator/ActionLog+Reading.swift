@@ -20,15 +20,13 @@ extension ActionLog {
             answer: answer, fingerprint: (row["fingerprint"] as Int64?).map { UInt64(bitPattern: $0) }, actionType: row["actionType"])
     }
 
-    /// Adds a committed write's request id to the index, with its request's first sequence.
+    /// Adds a committed write's request id to the index, with its request's first sequence: once per request row,
+    /// not once per action of a batch, which would hash the same id 10,000 times for the largest batch.
     func indexRequestID(of write: LogWrite) {
-        switch write {
-        case .action(let sequence, _, _, _, let requestID, let batch, _, _):
-            requestIDs.insert(requestID, sequence: batch?.first ?? sequence)
-        case .answer(let requestID, let sequence, _):
+        if let (requestID, first) = write.requestRow {
+            requestIDs.insert(requestID, sequence: first)
+        } else if case .answer(let requestID, let sequence, _) = write {
             requestIDs.insert(requestID, sequence: sequence, onlyIfAbsent: true)
-        default:
-            break
         }
     }
 

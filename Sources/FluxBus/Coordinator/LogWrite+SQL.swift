@@ -26,10 +26,10 @@ extension LogWrite {
             row.real(now)
             row.integer(chain)
             try row.run(in: db)
-            if !requestID.isEmpty, batch.map({ $0.first == sequence }) ?? true {
+            if let (requestID, first) = requestRow {
                 var request = RowBinder(try statements.request(in: db))
                 request.text(requestID)
-                request.integer(sequence)
+                request.integer(first)
                 request.integer(fingerprint)
                 request.text(action.actionType)
                 try request.run(in: db)

@@ -19,4 +19,13 @@ enum LogWrite {
     case snapshotChunk(store: String, sequence: UInt64, offset: UInt64, bytes: [UInt8])
     case snapshotAbandon(store: String, sequence: UInt64)
     case compaction(through: UInt64, keepRequests: Int)
+
+    /// The `request` row an action's write adds: a DISPATCH's, or a batch's first action's (a batch's id belongs to its
+    /// first action; the others add none). Nil for an action without a request id, and for every other write.
+    var requestRow: (requestID: String, sequence: UInt64)? {
+        guard case .action(let sequence, _, _, _, let requestID, let batch, _, _) = self, !requestID.isEmpty,
+            batch.map({ $0.first == sequence }) ?? true
+        else { return nil }
+        return (requestID, sequence)
+    }
 }

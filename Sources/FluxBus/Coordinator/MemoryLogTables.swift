@@ -78,10 +78,10 @@ final class MemoryLogTables {
             actions.append(Action(
                 sequence: sequence, epoch: epoch, action: action, requestID: requestID, batchFirst: batch?.first, batchSize: batch?.size ?? 0,
                 chain: chain))
-            // A batch's id belongs to its first action. As SQL's INSERT OR REPLACE: an id logged again starts over.
-            if !requestID.isEmpty, batch.map({ $0.first == sequence }) ?? true {
-                requests[sequence] = Request(requestID: requestID, fingerprint: fingerprint, actionType: action.actionType)
-                requestSequences[requestID] = sequence
+            // As SQL's INSERT OR REPLACE: an id logged again starts over.
+            if let (requestID, first) = write.requestRow {
+                requests[first] = Request(requestID: requestID, fingerprint: fingerprint, actionType: action.actionType)
+                requestSequences[requestID] = first
             }
         case .completion(let entry):
             if let index = index(of: entry.sequence) { actions[index].entry = entry }
