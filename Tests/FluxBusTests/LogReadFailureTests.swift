@@ -134,6 +134,36 @@ struct LogReadFailureTests {
             }
         }
     }
+
+    /// A worker whose history the log cannot be read to check is refused for now (REJECT 11, HELLO again later), not
+    /// welcomed on its word: the simulator found a worker whose applied entry a power cut had lost welcomed that way,
+    /// serving and acknowledging a state the bus did not hold. The read fails here because the column it reads is
+    /// gone, renamed after the coordinator opened its log.
+    @Test("a worker whose history the log cannot read is refused for now, not welcomed", arguments: [false, true])
+    func anUnreadableHistoryRefusesTheWorkerForNow(damaged: Bool) throws {
+        try Self.withRestartedEngine(damagedBy: nil) { engine, lines in
+            let chain = try #require(try engine.log.loggedEntry(at: 2)).chain
+            if damaged {
+                try (engine.log as! ActionLog).database.inDatabase { db in
+                    try db.execute(sql: "ALTER TABLE action RENAME COLUMN chain TO damaged_chain")
+                }
+            }
+            let worker = Array("w1".utf8)
+            let hello = Message.hello(.init(
+                workerID: "w1", instance: 7, stores: [StoreDeclaration(name: "counter", handlesAll: false, handles: ["counter.add"], lastApplied: 2)],
+                applied: 2, chain: chain, appliedEpoch: 1))
+            engine.handle(.message([worker] + Codec().encode(hello), userID: nil), at: .zero)
+            let answers = Self.answers(of: engine, to: worker)
+            if damaged {
+                guard case .reject(let reject)? = answers.first else { Issue.record("no REJECT: \(answers)"); return }
+                #expect(reject.code == .logUnreadable && reject.reason.contains("cannot read its log to check worker `w1`"), "\(reject)")
+                #expect(engine.membership.workers["w1"] == nil, "not registered")
+                #expect(lines.all.contains { $0.hasPrefix("error: cannot read the log to check a joining worker's history") })
+            } else {
+                #expect(answers.contains { if case .welcome = $0 { true } else { false } }, "\(answers)")
+            }
+        }
+    }
 }
 
 /// Every message logged, as "level: message".

@@ -41,8 +41,10 @@ extension CoordinatorEngine {
         // The log answers only for what it committed: an action logged in this burst, perhaps at the very sequence the
         // worker applied something else under (a restart that lost a commit), is committed first, as FETCH does.
         if log.hasUnflushedActions, hello.applied > 0 { flushLog() }
-        if let conflict = historyConflict(for: hello) {
-            return refuseHistoryConflict(conflict, hello: hello, routingID: routingID)
+        switch historyCheck(for: hello) {
+        case .consistent: break
+        case .conflict(let conflict): return refuseHistoryConflict(conflict, hello: hello, routingID: routingID)
+        case .unreadable(let reason): return refuse(hello, code: .logUnreadable, reason: reason, to: routingID)
         }
         guard membership.workers[hello.workerID] != nil || membership.workers.count < configuration.maxWorkers else {
             return refuse(hello, code: .tooMany, reason:

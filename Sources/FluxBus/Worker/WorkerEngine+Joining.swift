@@ -19,9 +19,10 @@ extension WorkerEngine {
             appliedEpoch: appliedEpoch, crash: previousCrash)))
     }
 
-    /// A REJECT: stop, unless it is the retryable `worker id busy` (HELLO again at the next retry), or a refusal of
-    /// an id claim that reached this worker after it joined: ROUTER_HANDOVER routes replies for this id to whichever
-    /// process connected with it last, so a refusal meant for another process claiming it can arrive here.
+    /// A REJECT: stop, unless it is a retryable one, `worker id busy` or `log unreadable` (HELLO again at the next
+    /// retry), or a refusal of an id claim that reached this worker after it joined: ROUTER_HANDOVER routes replies
+    /// for this id to whichever process connected with it last, so a refusal meant for another process claiming it
+    /// can arrive here.
     func receive(_ reject: Message.Reject) {
         let isClaimRefusal = reject.code == .workerIDBusy || reject.code == .duplicateWorker
         if isClaimRefusal, phase == .catchingUp || phase == .live {
@@ -31,6 +32,11 @@ extension WorkerEngine {
         }
         if reject.code == .workerIDBusy {
             return logger.warning("another process holds this worker id; saying HELLO again shortly", metadata: [
+                "reason": "\(reject.reason)",
+            ])
+        }
+        if reject.code == .logUnreadable {
+            return logger.warning("the coordinator cannot check this worker's history yet; saying HELLO again shortly", metadata: [
                 "reason": "\(reject.reason)",
             ])
         }

@@ -104,6 +104,9 @@ extension Message {
             /// 10: a live or joining worker with this id has another instance, which may have crashed (its
             /// registration lapses after the coordinator's deadline): HELLO again later.
             public static let workerIDBusy = Code(rawValue: 10)
+            /// 11: the coordinator could not read its log to check the worker's history against it: HELLO again
+            /// later. Nothing about the worker is decided.
+            public static let logUnreadable = Code(rawValue: 11)
 
             /// The code's name, such as `version mismatch`, or its number when unknown.
             public var description: String {
@@ -118,6 +121,7 @@ extension Message {
                 case 8: "too many"
                 case 9: "ahead of log"
                 case 10: "worker id busy"
+                case 11: "log unreadable"
                 default: "code \(rawValue)"
                 }
             }
