@@ -4,7 +4,7 @@ import FluxBusProtocol
 import Testing
 
 /// Reads of the log fail now and then, as a damaged row or an I/O error makes them fail: a retry's request id, the
-/// entries a FETCH or a restarted batch reads, an entry's chain. None may pass for "the log holds nothing there". A
+/// entries a FETCH or a restarted batch reads, an entry's chain, a snapshot's bytes. None may pass for "the log holds nothing there". A
 /// retry whose id could not be read back was once taken for a new request and applied a second time
 /// (`LogReadFailureTests`, on a real SQLite log); under swarm faults every invariant must hold.
 @Suite("Simulation: reads of the log that fail")

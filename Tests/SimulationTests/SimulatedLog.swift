@@ -116,7 +116,7 @@ final class SimulatedLog: LogStorage {
     let disk: SimulatedDisk
     /// Asked before every flush that has something to write, and every sync that has something to sync: true fails it.
     private let flushFails: () -> Bool
-    /// Asked before every read of a request, entries or an entry's chain: true fails it.
+    /// Asked before every read of a request, entries, an entry's chain or a snapshot's bytes: true fails it.
     private let readFails: () -> Bool
     private let log: MemoryLog
     private var lastAppended: UInt64 = 0
@@ -201,7 +201,8 @@ final class SimulatedLog: LogStorage {
     func saveSnapshot(_ snapshot: LogSnapshot) { log.saveSnapshot(snapshot) }
     func abandonSnapshot(store: String, sequence: UInt64) { log.abandonSnapshot(store: store, sequence: sequence) }
     func snapshotBytes(store: String, sequence: UInt64, offset: UInt64, count: Int) throws -> [UInt8]? {
-        try log.snapshotBytes(store: store, sequence: sequence, offset: offset, count: count)
+        try failReadIfDue()
+        return try log.snapshotBytes(store: store, sequence: sequence, offset: offset, count: count)
     }
     func compact(through sequence: UInt64, keepRequests: Int) { log.compact(through: sequence, keepRequests: keepRequests) }
     func syncIfBatched() throws {
