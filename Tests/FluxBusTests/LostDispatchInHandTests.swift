@@ -68,6 +68,46 @@ struct LostDispatchInHandTests {
                 "\(stopped?.message ?? "no error")")
     }
 
+    /// The audit ran #1 under epoch 1, and the coordinator restarted. Until epoch 2's #1 shows it is the same entry,
+    /// the audit's state is not served: the restarted log may have lost #1 and hold another there (found by the
+    /// simulator: a client read a replica's ledger at a sequence whose entry a power cut had lost). Once it does, the
+    /// state is served at #1.
+    @Test func aStoreThatRanAnUnconfirmedEntryIsNotReadUntilTheEntryIsConfirmed() async throws {
+        let coordinator = try RawCoordinator()
+        let (worker, task) = coordinator.startWorker("w1", [HostedStore(AuditStore.self), HostedStore(LedgerStore.self)])
+        let id = Array("w1".utf8)
+        let (refused, served) = try await onDedicatedThread {
+            guard case .hello? = try coordinator.receive(timeout: .seconds(5))?.message else {
+                throw PollTimeout(description: "no HELLO")
+            }
+            try coordinator.send(coordinator.welcome(epoch: 1, sequence: 0), to: id)
+            _ = try RestartedCoordinatorTests.await(coordinator, heartbeating: 1, at: 0) { if case .ready = $0 { true } else { nil } }
+            try coordinator.send(Self.action(epoch: 1, quantity: 4), to: id)
+            _ = try RestartedCoordinatorTests.await(coordinator, heartbeating: 1, at: 0) {
+                if case .ack(let ack) = $0, ack.results.contains(where: { $0.store == "audit" }) { true } else { nil }
+            }
+            _ = try RestartedCoordinatorTests.await(coordinator, heartbeating: 2, at: 0) { if case .hello = $0 { true } else { nil } }
+            try coordinator.send(coordinator.welcome(epoch: 2, sequence: 0), to: id)
+            try coordinator.send(.stateRequest(.init(requestID: "q1", store: "audit")), to: id)
+            let refused = try RestartedCoordinatorTests.await(coordinator, heartbeating: 2, at: 0) {
+                if case .error(let error) = $0, error.requestID == "q1" { error } else { nil }
+            }
+            try coordinator.send(Self.action(epoch: 2, quantity: 4), to: id)
+            try coordinator.send(.stateRequest(.init(requestID: "q2", store: "audit")), to: id)
+            let served = try RestartedCoordinatorTests.await(coordinator, heartbeating: 2, at: 0) {
+                if case .state(let state) = $0, state.requestID == "q2" { state } else { nil }
+            }
+            // The ledger's wait ends, so the worker stops at once rather than after its wait for the dispatch in hand.
+            try coordinator.send(Self.checkReleased, to: id)
+            return (refused, served)
+        }
+        _ = try await SnapshotTests.finish(worker, task)
+        coordinator.close()
+
+        #expect(refused.code == .busy && refused.message.contains("has not yet confirmed"), "\(refused)")
+        #expect(served.store == "audit" && served.sequence == 1)
+    }
+
     static let checkReleased = Message.release(.init(epoch: 2, sequence: 1, outputs: [
         StoreOutput(store: "check", status: .ok, output: Array(#"{"lastQty":9}"#.utf8)),
     ]))

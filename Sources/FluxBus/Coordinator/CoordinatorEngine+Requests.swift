@@ -145,6 +145,17 @@ extension CoordinatorEngine {
         guard workerByRoutingID[routingID] != nil, stateQueries.awaits(state.requestID) else {
             return dropMalformed("STATE for no pending request", from: routingID)
         }
+        // A state beyond the log holds an entry the log does not: one a power cut lost after the replica ran it (the
+        // replica refuses to serve such a state itself; this is the coordinator's own check).
+        guard state.sequence <= lastLogged else {
+            let requester = stateQueries.close(state.requestID)!
+            logger.warning("refused a replica's state beyond the log", metadata: [
+                "store": "\(state.store)", "worker": "\(state.worker)", "seq": "\(state.sequence)", "logEndsAt": "\(lastLogged)",
+            ])
+            return send(.error(.init(requestID: requester.requestID, code: .busy, message:
+                "worker `\(state.worker)` holds `\(state.store)` at #\(state.sequence), beyond this coordinator's log (#\(lastLogged)): "
+                + "it ran an entry the log lost; ask again shortly")), to: requester.routingID)
+        }
         // More bytes follow: relay the client's PULLs to the replica and its CHUNKs back (docs/PROTOCOL.md, "Transfers").
         let requester = UInt64(state.state.count) < state.size
             ? stateQueries.relay(state.requestID, from: routingID, size: state.size, until: now.advanced(by: configuration.ackTimeout))

@@ -17,6 +17,17 @@ extension WorkerEngine {
                 requestID: request.requestID, code: .unknownStore,
                 message: "worker `\(id)` does not host store `\(request.store)`")))
         }
+        // A store that ran the dispatch in hand under an earlier epoch holds an entry the restarted coordinator has
+        // not confirmed: its log may have lost it (a power cut while it synced) and logged another there. Until that
+        // epoch's entry at the sequence shows it is the same, the state is not the bus's to serve.
+        if let current, current.epoch < epoch, current.results.contains(where: { $0.store == store.name }) {
+            logger.notice("refused a state request: the store ran an entry the restarted coordinator has not confirmed", metadata: [
+                "store": "\(store.name)", "seq": "\(current.sequence)",
+            ])
+            return send(.error(.init(requestID: request.requestID, code: .busy, message:
+                "worker `\(id)` ran #\(current.sequence) in `\(store.name)` before the coordinator restarted, and the "
+                + "restarted coordinator has not yet confirmed that its log holds the same entry there; ask again shortly")))
+        }
         // The state includes the dispatch in hand if the store already ran in it; the coordinator keeps a snapshot
         // only if its sequence has completed. Copy and digest now, at that sequence; encode elsewhere.
         outbound.beginEncoding(request.requestID, .init(
