@@ -76,6 +76,6 @@ struct FaultPlan: CustomStringConvertible {
             + "coordinator crashes \(coordinatorCrashRate)/s, stalls \(stallRate)/s, flush failures \(percent(flushFailure)), "
             + "coordinator stalls \(coordinatorStallRate)/s, log damage \(percent(logDamage)) of coordinator crashes, "
             + "crashes during a log sync \(percent(crashDuringSync))\(powerCutsLoseCommits ? " (a third losing the commit)" : ""), "
-            + "busy handlers \(busyRate)/s (stopped while busy \(percent(stopWhileBusy)))"
+            + "busy handlers \(busyRate)/s (stopped while busy \(percent(stopWhileBusy))), reads failing \(percent(readFailure))"
     }
 }

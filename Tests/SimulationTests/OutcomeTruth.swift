@@ -19,6 +19,9 @@ struct OutcomeTruth {
 
     /// Records an answer's outcomes: a store's replicas merged by the rule clients use.
     mutating func told(_ request: String, sequence: UInt64, outcomes: [Outcome], planned: Set<String>) -> String? {
+        // An unknown outcome without a store is the whole action's (a batch's action whose record a restarted
+        // coordinator could not read): it promises nothing of any store.
+        if outcomes.contains(where: { $0.store.isEmpty && $0.status == .unknown }) { return nil }
         for store in planned {
             let replicas = outcomes.filter { $0.store == store }
             let merged = replicas.isEmpty

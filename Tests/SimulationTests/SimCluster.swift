@@ -155,6 +155,16 @@ final class SimCluster {
             self.faults.crashDuringSync = Double.random(in: 0.005...0.05, using: &syncRandom)
         }
         readRandom = SplitMix64(seed: seed ^ 0x4EAD_FA11)
+        // Faults that found bugs only together: half the runs with crashes during a sync have their power cuts lose
+        // the commit (an operator recovers, as SyncScenarioTests script), and one in four has reads of the log fail.
+        // Own draws, so that a seed's other faults stay as they were.
+        var mixRandom = SplitMix64(seed: seed ^ 0x3_1C_4ED5)
+        if faults == nil {
+            if self.faults.crashDuringSync > 0, Bool.random(using: &mixRandom) { self.faults.powerCutsLoseCommits = true }
+            if Int.random(in: 0..<4, using: &mixRandom) == 0 {
+                self.faults.readFailure = Double.random(in: 0.005...0.05, using: &mixRandom)
+            }
+        }
         busyRandom = SplitMix64(seed: seed ^ 0xB05E_4A4D)
         if faults == nil, Bool.random(using: &busyRandom) {
             self.faults.busyRate = Double.random(in: 0.05...0.4, using: &busyRandom)

@@ -23,6 +23,7 @@ struct SimulationTests {
         var busy = (periods: 0, stops: 0)
         var poison = (traps: 0, marks: 0)
         var syncFaults = 0
+        var (lostCommits, failedReads) = (0, 0)
         var fetchesAhead = 0
         var failures: [String] = []
         var transfers: [String: Int] = [:]
@@ -32,6 +33,7 @@ struct SimulationTests {
             busy = (busy.periods + run.busy.periods, busy.stops + run.busy.stops)
             poison = (poison.traps + run.poison.traps, poison.marks + run.poison.marks)
             syncFaults += run.syncFaults
+            (lostCommits, failedReads) = (lostCommits + run.lostCommits, failedReads + run.failedReads)
             fetchesAhead += run.fetchesAhead
             transfers.merge(run.transfers, uniquingKeysWith: +)
             if run.violation != nil { failures.append(run.report) }
@@ -41,13 +43,16 @@ struct SimulationTests {
         print("simulation: \(Self.seeds.count) seeds, \(steps) steps, \(Int(Double(steps) / seconds)) steps/s, "
             + "\(busy.periods) busy handlers (\(busy.stops) stopped while busy), \(poison.traps) processes died in a "
             + "trapping handler (\(poison.marks) actions poisoned), \(syncFaults) crashes or power cuts while the log synced, "
-            + "\(fetchesAhead) FETCHes sent ahead, \(failures.count) failed")
+            + "\(lostCommits) commits lost by them, \(failedReads) reads of the log failed, \(fetchesAhead) FETCHes sent ahead, "
+            + "\(failures.count) failed")
         print("simulation: state moved in chunks: " + transfers.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", "))
         // Snapshots must really travel in chunks here, or the faults above never hit a transfer mid-stream.
         if Self.seeds.count >= 20 {
             #expect(transfers["SNAPSHOT streamed", default: 0] > 0 && transfers["STATE streamed", default: 0] > 0)
             // Catching up must really fetch ahead here, or the faults above never hit a second FETCH in flight.
             #expect(fetchesAhead > 0)
+            // The faults that found bugs only together must strike together here too.
+            #expect(lostCommits > 0 && failedReads > 0, "commits lost \(lostCommits), reads failed \(failedReads)")
         }
         #expect(failures.isEmpty, "\(failures.count) seeds failed:\n\(failures.joined(separator: "\n\n"))")
         if ProcessInfo.processInfo.environment["FLUXBUS_SIM_SEED"] == nil, ProcessInfo.processInfo.environment["FLUXBUS_SIM_SEEDS"] == nil {
