@@ -85,6 +85,11 @@ public final class BusClient: Sendable {
     }
 
     func request(_ message: Message, id: String, timeout: Duration?) async throws -> Message {
+        // An empty id is no id: retries under it could not be told apart, so each would be applied again.
+        guard !id.isEmpty else {
+            throw BusError(code: .usage, message: "the request id is empty; give a non-empty id (a retry must repeat it), or "
+                + "none, for a new one per request")
+        }
         // Over the protocol's limits, the coordinator could not answer: say so now instead of timing out.
         try RequestLimits.check(message)
         return try await channel.request(Self.codec.encode(message), id: id, timeout: timeout ?? self.timeout)

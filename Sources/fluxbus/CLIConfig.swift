@@ -4,7 +4,7 @@ import FluxBus
 /// Defaults for every command, from a JSON file, so that users need not repeat flags.
 ///
 /// The file is `$FLUXBUS_CONFIG` if set, otherwise `$XDG_CONFIG_HOME/fluxbus/config.json`, otherwise
-/// `~/.config/fluxbus/config.json`; a missing file is fine. Every key is optional:
+/// `~/.config/fluxbus/config.json`; a missing file is fine, unless `$FLUXBUS_CONFIG` names it. Every key is optional:
 /// ```json
 /// {"coordinator": "tcp://10.0.0.5:7401", "timeout": 5, "logLevel": "info", "logFormat": "json",
 ///  "curveServerKey": "/etc/fluxbus/coordinator.pub", "curveSecretKey": "/home/me/.config/fluxbus/me.key"}
@@ -28,7 +28,14 @@ struct CLIConfig: Decodable {
     /// The file's settings, or none when there is no file.
     /// - Throws: ``BusError`` (`usage`) naming the file when it exists but is not valid.
     static func load() throws -> CLIConfig {
-        guard let data = FileManager.default.contents(atPath: path) else { return CLIConfig() }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            // A file named on purpose that is not there is a mistake; the default place may well be empty.
+            if let named = ProcessInfo.processInfo.environment["FLUXBUS_CONFIG"] {
+                throw BusError(code: .usage, message: "FLUXBUS_CONFIG names \(named), which cannot be read (missing, or not "
+                    + "readable); fix the path, or unset FLUXBUS_CONFIG to use the defaults")
+            }
+            return CLIConfig()
+        }
         do {
             return try JSONDecoder().decode(CLIConfig.self, from: data)
         } catch {

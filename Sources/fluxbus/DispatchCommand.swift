@@ -85,6 +85,10 @@ struct DispatchCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard !type.isEmpty else { throw ValidationError("the action type must not be empty") }
+        // An empty id would make every retry under it a new request, each applied again.
+        guard requestId?.isEmpty != true else {
+            throw ValidationError("--request-id must not be empty; give the id to repeat on a retry, or leave the option out for a new one")
+        }
         guard batchSize >= 1 else { throw ValidationError("--batch-size must be at least 1") }
         if let traceparent {
             do { _ = try TraceContext(parsing: traceparent) } catch { throw ValidationError("--traceparent: \(error)") }
@@ -108,10 +112,16 @@ struct DispatchCommand: AsyncParsableCommand {
         let requestID = requestId ?? UUID().uuidString
         let context = try traceparent.map { try TraceContext(parsing: $0) } ?? (trace ? TraceContext.random() : nil)
         let result = try await withClient(connection) { client in
-            if let context {
-                return try await client.dispatch(type, payload: bytes, error: error, requestID: requestID, trace: context)
+            do {
+                if let context {
+                    return try await client.dispatch(type, payload: bytes, error: error, requestID: requestID, trace: context)
+                }
+                return try await client.dispatch(type, payload: bytes, error: error, requestID: requestID)
+            } catch let failure as BusError where failure.code == .unreachable {
+                // No answer says nothing of the outcome: sent again under a new id, an applied action would run twice.
+                throw BusError(code: .unreachable, message: failure.message + " The outcome is unknown: the action may have "
+                    + "been applied. Send it again with --request-id \(requestID) to get its result; it is applied at most once")
             }
-            return try await client.dispatch(type, payload: bytes, error: error, requestID: requestID)
         }
         if json {
             var view = ResultView.json(result)

@@ -60,6 +60,24 @@ struct CommandLineTests {
         #expect(badSpec.status == 2)
         #expect(badSpec.error.contains("unknown kind 'nosuchkind'"))
         #expect(try Self.fluxbus(["no-such-command"]).status == 2)
+        // An empty request id would make every retry under it a new request (a probe applied one twice that way).
+        let emptyID = try Self.fluxbus(["dispatch", "counter.add", #"{"by":1}"#, "--request-id", ""])
+        #expect(emptyID.status == 2 && emptyID.error.contains("--request-id must not be empty"), "\(emptyID)")
+        // A config file named on purpose that is not there is not silently replaced by the defaults.
+        let missing = try Self.fluxbus(["status", "--timeout", "0.3"], environment: ["FLUXBUS_CONFIG": "/nonexistent/fluxbus.json"])
+        #expect(missing.status == 2 && missing.error.contains("FLUXBUS_CONFIG names /nonexistent/fluxbus.json"), "\(missing)")
+    }
+
+    /// No answer says nothing of a dispatch's outcome: the error says so and names the request id to retry under, or
+    /// a user sends it again under a new id and applies it twice.
+    @Test func aDispatchWithoutAnAnswerNamesItsRequestID() throws {
+        let cluster = try Cluster()
+        let run = try Self.fluxbus([
+            "dispatch", "counter.add", #"{"by":1}"#, "--request-id", "r-unanswered", "--coordinator", cluster.control,
+            "--timeout", "0.3",
+        ])
+        #expect(run.status == 3, "\(run)")
+        #expect(run.error.contains("may have been applied") && run.error.contains("--request-id r-unanswered"), "\(run)")
     }
 
     @Test func anUnreachableCoordinatorExitsThree() throws {

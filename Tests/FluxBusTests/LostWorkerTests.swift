@@ -84,4 +84,27 @@ struct LostWorkerTests {
         await client.close()
         await bus.stop()
     }
+
+    /// A batch while one of two `counter` replicas vanishes: its first dispatch waits for the silent replica, which is
+    /// written off, and the other replica applies every action. The store settled ok each time, so the batch reports
+    /// no failure, as a single dispatch's answer would merge it (a probe found the batch counting the lost replica's
+    /// `unknown` as a store that may not have applied its actions, and `fluxbus dispatch --batch` exiting 6).
+    @Test func aReplicaLostDuringABatchIsNotABatchFailure() async throws {
+        let bus = try await TestBus { $0.ackTimeout = .milliseconds(500) }
+        let client = try await bus.client()
+        bus.startWorker("w1", [HostedStore(CounterStore.self)])
+        let (_, doomed) = bus.startWorker("w2", [HostedStore(CounterStore.self)])
+        try await bus.waitUntilLive(2, client: client)
+        doomed.cancel()
+        _ = await doomed.result
+
+        let add = BatchAction(actionType: "counter.add", payload: Array(#"{"by":1}"#.utf8))
+        let result = try await client.dispatchBatch(Array(repeating: add, count: 20))
+        #expect(result.failures.isEmpty, "\(result.failures)")
+        let status = try await client.status()
+        #expect(status.worker("w2")?.state == .lost, "w2 was written off during the batch")
+        #expect(text(try await client.state(of: "counter")) == #"{"value":20}"#)
+        await client.close()
+        await bus.stop()
+    }
 }

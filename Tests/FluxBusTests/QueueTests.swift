@@ -30,6 +30,41 @@ struct QueueTests {
     /// With room for two behind the one in flight and a handler that takes 30 ms, most of twenty dispatches sent at
     /// once are refused as busy; every one accepted completes, each with its own sequence, in the order the store
     /// applied them.
+    /// A batch larger than the whole queue could never be taken: it is refused as invalid, saying what to send
+    /// instead, rather than as busy, which a client would retry forever (found by a probe with `--queue-limit 100`).
+    @Test func aBatchLargerThanTheQueueIsRefusedAsInvalid() async throws {
+        let bus = try await TestBus { $0.queueLimit = 2 }
+        let client = try await bus.client()
+        bus.startWorker("w1", [HostedStore(SlowStore.self)])
+        try await bus.waitUntilLive(1, client: client)
+        let work = BatchAction(actionType: "slow.work", payload: Array(#"{"n":1}"#.utf8))
+        let error = await #expect(throws: BusError.self) { try await client.dispatchBatch([work, work, work]) }
+        #expect(error?.remoteCode == .invalidRequest, "\(String(describing: error))")
+        #expect(error?.message.contains("can never fit this coordinator's queue of 2 actions") == true, "\(String(describing: error))")
+        #expect(try await client.dispatchBatch([work, work]).failures.isEmpty, "a batch that fits is taken")
+        await client.close()
+        await bus.stop()
+    }
+
+    /// An empty request id names no request: the client refuses it before sending, and the coordinator refuses it
+    /// too (ERROR 2, nothing logged), as PROTOCOL.md says; taken as "no id", each retry under it was applied again.
+    @Test func anEmptyRequestIDIsRefused() async throws {
+        let bus = try await TestBus()
+        let client = try await bus.client()
+        let byClient = await #expect(throws: BusError.self) { try await client.dispatch("slow.work", json: #"{"n":1}"#, requestID: "") }
+        #expect(byClient?.code == .usage && byClient?.message.contains("request id is empty") == true, "\(String(describing: byClient))")
+        await client.close()
+        await bus.stop()
+
+        let engine = try HistoryConflictTests.engine(newBus: false)
+        let dispatch = Message.dispatch(.init(requestID: "", actionType: "slow.work", payload: Array(#"{"n":1}"#.utf8)))
+        engine.handle(.message([Array("client".utf8)] + Codec().encode(dispatch), userID: nil), at: .zero)
+        let answers = StateBeyondTheLogTests.sent(by: engine, to: Array("client".utf8))
+        guard case .error(let refused)? = answers.first else { Issue.record("no ERROR: \(answers)"); return }
+        #expect(refused.code == .invalidRequest && refused.message.contains("request id is empty"), "\(refused)")
+        #expect(engine.lastLogged == 0, "nothing logged")
+    }
+
     @Test func pastTheQueueLimitDispatchesAreRefusedAsBusy() async throws {
         let bus = try await TestBus { $0.queueLimit = 2 }
         let first = try await bus.client()

@@ -215,7 +215,7 @@ extension CoordinatorEngine {
         if flights.oldestIsBatch {
             let failures = outcomes.isEmpty
                 ? [Outcome(store: "", worker: "", status: .skipped, message: unhandledReason(for: flight.action.actionType), digest: 0)]
-                : outcomes.filter { $0.status != .ok }
+                : batchFailures(outcomes, of: flight)
             flights.recordFailures(failures.map { BatchFailure(sequence: flight.sequence, outcome: $0) })
         }
         publish(.completed(completed))

@@ -167,4 +167,14 @@ extension CoordinatorEngine {
         }
         return failures.sorted { $0.sequence < $1.sequence }
     }
+
+    /// What a batch reports of a dispatch: the outcomes of the stores that did not settle ok. A replica lost beside
+    /// one that applied the action leaves its store ok, as a single dispatch's answer merges it; counted as a
+    /// failure, it made a batch report stores unknown that every live replica applied.
+    func batchFailures(_ outcomes: [Outcome], of flight: InFlightDispatch) -> [Outcome] {
+        let notOK = outcomes.filter { $0.status != .ok }
+        guard !notOK.isEmpty else { return [] }
+        let settledOK = zip(flight.plan, flight.steps).compactMap { $1.settled?.status == .ok ? $0.store : nil }
+        return notOK.filter { !settledOK.contains($0.store) }
+    }
 }

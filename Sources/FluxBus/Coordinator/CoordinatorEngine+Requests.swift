@@ -18,6 +18,10 @@ extension CoordinatorEngine {
         guard !isShuttingDown, !storageFailed else {
             return refuse(.shuttingDown, "the coordinator is shutting down; retry against its replacement")
         }
+        // An empty id names no request: a retry under it could not be found, and would be applied again.
+        guard !requestID.isEmpty else {
+            return refuse(.invalidRequest, "the request id is empty; give every request a non-empty id, repeated on a retry")
+        }
         guard !actions.isEmpty, actions.count <= configuration.maxBatch else {
             return refuse(.invalidRequest, "a batch holds 1 to \(configuration.maxBatch) actions (--max-batch), not \(actions.count); split it")
         }
@@ -48,7 +52,7 @@ extension CoordinatorEngine {
         #endif
         let fingerprint = RequestFingerprint.of(actions)
         var known: LoggedRequest?
-        if looksUp, !requestID.isEmpty {
+        if looksUp {
             // A log that cannot say whether it holds the id must not let a retry pass for a new request: that would
             // apply it twice.
             let read = readLog(to: "check whether a request id was applied before", otherwise: "refusing the request", [
@@ -89,6 +93,12 @@ extension CoordinatorEngine {
             let (index, action) = actions.enumerated().first(where: { plan(for: $0.element.actionType).isEmpty }) {
             return refuse(.unhandled, (isBatch ? "action \(index + 1) of the batch: " : "") + unhandledReason(for: action.actionType)
                 + "; nothing was dispatched (this coordinator runs with --refuse-unhandled)")
+        }
+        // Larger than the whole queue, it would be "busy" however long the client waited.
+        guard actions.count <= queue.limit else {
+            return refuse(.invalidRequest, "a batch of \(actions.count) actions can never fit this coordinator's queue of "
+                + "\(queue.limit) actions (--queue-limit); send batches of at most \(queue.limit) actions (--batch-size), or "
+                + "raise --queue-limit")
         }
         guard queue.hasRoom(for: actions.count) else {
             return refuse(.busy, "the bus is busy: \(queue.actionCount) actions are queued (limit \(queue.limit)); retry later")
