@@ -135,6 +135,37 @@ struct LogReadFailureTests {
         }
     }
 
+    /// A payload changed on disk after it was logged (bit rot that SQLite's own checks pass) no longer gives the chain
+    /// value logged with it: the entry is not served, and a client's FETCH of it is refused. Served, it replayed as an
+    /// action nobody sent (a probe: `{"by":1000}` written over a `{"by":1}`, and a joining replica's counter at 1004).
+    @Test("an entry changed on disk after it was logged is not served", arguments: [false, true])
+    func anEntryThatDoesNotMatchItsChainIsNotServed(damaged: Bool) throws {
+        let sql = damaged ? #"UPDATE action SET payload = CAST('{"by":1000}' AS BLOB) WHERE sequence = 2"# : nil
+        try Self.withRestartedEngine(damagedBy: sql) { engine, _ in
+            if damaged {
+                let error = #expect(throws: BusError.self) { _ = try engine.log.entries(in: 1...2, maximum: 10) }
+                #expect(error?.code == .storage && error?.message.contains("entry #2 (`counter.add`) does not match its chain") == true,
+                        "\(String(describing: error))")
+                // #1 is intact, and is still served.
+                let intact = try engine.log.entries(in: 1...1, maximum: 10)
+                #expect(intact.map(\.sequence) == [1])
+            } else {
+                let both = try engine.log.entries(in: 1...2, maximum: 10)
+                #expect(both.map(\.payload) == [Self.action.payload, Self.action.payload])
+            }
+            let client = Array("tail".utf8)
+            engine.handle(.message([client] + Codec().encode(.fetch(.init(epoch: 0, from: 2, to: 2))), userID: nil), at: .zero)
+            let answers = Self.answers(of: engine, to: client)
+            if damaged {
+                guard case .error(let error)? = answers.first else { Issue.record("no ERROR: \(answers)"); return }
+                #expect(error.code == .internal && error.message.contains("does not match its chain"), "\(error)")
+            } else {
+                guard case .replay(let replay)? = answers.first else { Issue.record("no REPLAY: \(answers)"); return }
+                #expect(replay.entries.map(\.sequence) == [2])
+            }
+        }
+    }
+
     /// A worker whose history the log cannot be read to check is refused for now (REJECT 11, HELLO again later), not
     /// welcomed on its word: the simulator found a worker whose applied entry a power cut had lost welcomed that way,
     /// serving and acknowledging a state the bus did not hold. The read fails here because the column it reads is

@@ -62,12 +62,35 @@ extension ActionLog {
                 case SQLITE_ROW:
                     var entry = try Self.column(0, of: statement) { try codec.decodeEntry($0) }
                     entry.payload = Self.column(1, of: statement) { Array($0) }
+                    try Self.checkChain(of: entry, statement)
                     entries.append(entry)
                 case let code:
                     throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
                 }
             }
         }
+    }
+
+    /// An entry whose fields do not give the chain value logged with them was changed on disk after it was written
+    /// (SQLite's own checks pass a flipped bit in a payload): served, it would replay as an action nobody sent. The
+    /// check needs the predecessor's value, which compaction may have dropped; sequence 1 follows 0.
+    private static func checkChain(of entry: ReplayEntry, _ statement: SQLiteStatement) throws {
+        guard sqlite3_column_type(statement, 2) != SQLITE_NULL else { return }
+        let previous: UInt64
+        if sqlite3_column_type(statement, 3) != SQLITE_NULL {
+            previous = UInt64(bitPattern: sqlite3_column_int64(statement, 3))
+        } else if entry.sequence == 1 {
+            previous = 0
+        } else {
+            return
+        }
+        let logged = UInt64(bitPattern: sqlite3_column_int64(statement, 2))
+        let computed = LogChain.next(
+            after: previous, sequence: entry.sequence, actionType: entry.actionType, payload: entry.payload, error: entry.error)
+        guard computed != logged else { return }
+        throw BusError(code: .storage, message: "the log's entry #\(entry.sequence) (`\(entry.actionType)`) does not match its "
+            + "chain value: its row was changed or damaged on disk after it was written, so it is not served; restore the "
+            + "log from a backup (docs/OPERATIONS.md, section 11)")
     }
 
     /// A blob column of the current row, read in place.

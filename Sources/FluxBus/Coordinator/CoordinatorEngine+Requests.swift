@@ -209,14 +209,16 @@ extension CoordinatorEngine {
                 let read = readLog(to: "answer FETCH", otherwise: "a worker asks again after its wait; a client is refused", [
                     "from": "\(from)",
                 ]) { try $0.entries(in: from...through, maximum: configuration.replayBatch) }
-                guard case .success(let found) = read else {
+                switch read {
+                case .success(let found):
+                    entries = found
+                case .failure(let error):
                     // A client pairs its FETCH with one answer: it gets an ERROR rather than wait out its timeout.
                     guard workerByRoutingID[routingID] == nil else { return }
+                    let why = (error as? BusError)?.message ?? "\(error)"
                     return send(.error(.init(requestID: "", code: .internal, message: "the coordinator cannot read its log "
-                        + "from #\(from) (its own log says why); ask again, and if this repeats, check the coordinator's log")),
-                        to: routingID)
+                        + "from #\(from) (\(why)); ask again, and if this repeats, check the coordinator's log")), to: routingID)
                 }
-                entries = found
             }
             let marks = entries.isEmpty ? [] : poisonMarks(from: entries[0].sequence, through: entries[entries.count - 1].sequence)
             replies.append(.init(epoch: epoch, entries: withHistories(entries, for: routingID), isLast: false, poisoned: marks))

@@ -32,8 +32,10 @@ final class LogStatements {
         ON CONFLICT (sequence) DO UPDATE SET result = excluded.result WHERE requestID = excluded.requestID
         """
     static let insertDecisionSQL = "INSERT OR IGNORE INTO decision (sequence, store, status, message, output) VALUES (?, ?, ?, ?, ?)"
+    /// Each entry with its chain value and its predecessor's, so that what is served is checked against the chain.
     static let selectEntriesSQL = """
-        SELECT o.entry, a.payload FROM outcome o JOIN action a ON a.sequence = o.sequence
+        SELECT o.entry, a.payload, a.chain, p.chain FROM outcome o JOIN action a ON a.sequence = o.sequence
+        LEFT JOIN action p ON p.sequence = o.sequence - 1
         WHERE o.sequence BETWEEN ? AND ? ORDER BY o.sequence LIMIT ?
         """
 
