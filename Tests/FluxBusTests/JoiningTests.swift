@@ -114,6 +114,16 @@ struct JoiningTests {
     }
 
     /// With a topology pinned, a store that disagrees with it, or is not in it, is refused; one that fits joins.
+    /// A pinned name no worker may declare would pin a store that never joins: the file is refused at start.
+    @Test func aTopologyWithANameNoWorkerCanDeclareIsRefused() throws {
+        let bad = Topology(stores: [Topology.Store(name: "a b")])
+        let error = #expect(throws: BusError.self) { try bad.validate(source: "flight.json") }
+        #expect(error?.code == .usage && error?.message.contains("flight.json: `a b` is not a store name") == true, "\(String(describing: error))")
+        let dependency = Topology(stores: [Topology.Store(name: "city", dependsOn: ["country!"])])
+        #expect(throws: BusError.self) { try dependency.validate() }
+        try Topology(stores: [Topology.Store(name: "country"), Topology.Store(name: "city", dependsOn: ["country"])]).validate()
+    }
+
     @Test func aTopologyPinsTheGraph() async throws {
         let topology = Topology(stores: [
             .init(name: "country"), .init(name: "city", dependsOn: ["country"]), .init(name: "price", dependsOn: ["city"]),

@@ -142,7 +142,8 @@ extension CoordinatorEngine {
     /// log's entry there was logged: the log lost or changed what the worker applied.
     func historyCheck(for hello: Message.Hello) -> HistoryCheck {
         let place = log.directory == nil ? " (its log is in memory, so a restart starts a new bus)"
-            : " (its data directory was replaced, restored or damaged, or its machine lost power while the log synced)"
+            : " (its data directory was replaced, restored or damaged, or its machine lost power while the log synced; or "
+                + "the worker's --data-dir checkpoint is from another bus, or was restored or edited)"
         if let store = hello.stores.first(where: { $0.lastApplied > lastLogged }) {
             return .conflict("store `\(store.name)` on worker `\(hello.workerID)` applied up to #\(store.lastApplied), but "
                 + "this coordinator's log ends at #\(lastLogged)" + place)

@@ -43,8 +43,8 @@ public struct Topology: Codable, Sendable, Hashable {
     public func store(named name: String) -> Store? { stores.first { $0.name == name } }
 
     /// Reads and checks a topology file.
-    /// - Throws: `BusError` (`usage`) naming the file and the problem: unreadable, not JSON of this shape, or a
-    ///   graph with a cycle, an unknown dependency or a duplicate name.
+    /// - Throws: `BusError` (`usage`) naming the file and the problem: unreadable, not JSON of this shape, a name no
+    ///   worker can declare, or a graph with a cycle, an unknown dependency or a duplicate name.
     public static func load(from path: String) throws -> Topology {
         let data: Data
         do {
@@ -67,6 +67,11 @@ public struct Topology: Codable, Sendable, Hashable {
 
     /// Checks the pinned graph itself.
     public func validate(source: String = "topology") throws {
+        // A name no worker may declare would pin a store that never joins.
+        for name in stores.flatMap({ [$0.name] + $0.dependsOn }) where !BusName.isValid(name) {
+            throw BusError(code: .usage, message: "\(source): `\(name)` is not a store name a worker can declare: use 1 to 64 "
+                + "ASCII letters, digits, '.', '_' or '-'")
+        }
         for store in stores where store.replicas < 1 {
             throw BusError(code: .usage, message: "\(source): store `\(store.name)` needs at least 1 replica")
         }
