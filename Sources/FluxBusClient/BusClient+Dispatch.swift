@@ -12,7 +12,8 @@ extension BusClient {
     ///     of dispatching again. By default, a new one from ``RequestIDs/next()``.
     ///   - timeout: how long to wait for the result; by default the client's ``BusClient/timeout``.
     /// - Throws: ``BusError``: `usage` when the request is over the protocol's limits (a request id over 4,096
-    ///   bytes, a payload over 8 MiB), checked before sending, or when `requestID` is already waiting on this client;
+    ///   bytes, a payload over 8 MiB), checked before sending, when `requestID` is empty, or when it is already
+    ///   waiting on this client;
     ///   `refused` (busy, shutting down, invalid); or
     ///   `unreachable` when no answer comes in time, or the coordinator stopped with the outcome unknown.
     @discardableResult
