@@ -143,6 +143,24 @@ struct CheckpointTests {
         #expect(try file.load() == older)
     }
 
+    /// A checkpoint that cannot be written (a full disk: the temporary file is /dev/full here) fails naming the file
+    /// and the cause, and leaves no temporary file behind, nor touches the checkpoint in place (a probe found a full
+    /// disk left holding a full-size `.tmp` after every failed write).
+    @Test func aFailedWriteLeavesNothingBehind() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let file = CheckpointFile(directory: directory, worker: "w9")
+        let first = Checkpoint(worker: "w9", lastApplied: 1, stores: [.init(name: "kv", digest: 1, state: Data("{}".utf8))], acknowledged: [])
+        try file.write(first)
+        try FileManager.default.createSymbolicLink(atPath: file.path + ".tmp", withDestinationPath: "/dev/full")
+        var second = first
+        second.lastApplied = 2
+        let error = #expect(throws: BusError.self) { try file.write(second) }
+        #expect(error?.message.contains("cannot write \(file.path).tmp: No space left on device") == true, "\(String(describing: error))")
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: file.path + ".tmp")) == nil, "the temporary file is gone")
+        #expect(try file.load() == first, "the checkpoint in place is untouched")
+    }
+
     /// What a dependent read survives the file, so that a worker restarted after a power cut acknowledges again with
     /// it; a checkpoint written before it existed reads as not saying.
     @Test func aCheckpointKeepsWhatADependentRead() throws {

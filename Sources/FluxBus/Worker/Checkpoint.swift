@@ -125,8 +125,16 @@ struct CheckpointFile {
             throw BusError(code: .usage, message: "cannot encode the checkpoint for \(path): \(error)")
         }
         let temporary = path + ".tmp"
-        try writeSynced(data, to: temporary)
-        guard rename(temporary, path) == 0 else { throw failure("rename \(temporary) to", path) }
+        // A write that failed (a full disk) leaves nothing behind: a checkpoint's worth of space back for the next try.
+        do { try writeSynced(data, to: temporary) } catch {
+            unlink(temporary)
+            throw error
+        }
+        guard rename(temporary, path) == 0 else {
+            let error = failure("rename \(temporary) to", path)
+            unlink(temporary)
+            throw error
+        }
         // The rename is durable only once the directory is.
         let directoryDescriptor = open(directory, O_RDONLY | O_DIRECTORY)
         guard directoryDescriptor >= 0 else { throw failure("open the directory", directory) }
