@@ -106,7 +106,7 @@ struct CoordinatorLogTests {
             (try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM action") ?? 0,
              try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier"))
         }
-        #expect(actions == 5 && migrations == ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v99-from-a-newer-fluxbus"], "\(actions) actions, migrations \(migrations)")
+        #expect(actions == 5 && migrations == ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v99-from-a-newer-fluxbus"], "\(actions) actions, migrations \(migrations)")
     }
 
     /// The clock cannot be turned back in a test, but the log can hold an epoch from the future, which is what a

@@ -9,7 +9,9 @@ extension ActionLog {
     /// What the log knows of a request id: what it asked for, and its answer once it completed. The index gives the
     /// row's sequence; a row found there under another id (none should be) is not this request's.
     func request(_ requestID: String) throws -> LoggedRequest? {
+        // A fresh id, as nearly every DISPATCH's is, is answered from the index without SQL.
         guard let sequence = requestIDs.sequence(of: requestID) else { return nil }
+        try applyJournal()
         let row = try database.inDatabase { db in
             try Row.fetchOne(db.cachedStatement(sql: "SELECT requestID, result, fingerprint, actionType FROM request WHERE sequence = ?"),
                              arguments: [sequence])
@@ -33,6 +35,7 @@ extension ActionLog {
     /// Rebuilds the request id index from the `request` table: at start, and once it has doubled since (compaction
     /// deletes rows from the table, never from the index).
     func rebuildRequestIDs() throws {
+        try applyJournal()
         let logged = try database.inDatabase { db in
             try Row.fetchAll(db, sql: "SELECT requestID, sequence FROM request ORDER BY sequence").map {
                 (requestID: $0["requestID"] as String, sequence: $0["sequence"] as UInt64)
@@ -46,7 +49,8 @@ extension ActionLog {
     /// Stepped through SQLite's C API, each entry decoded straight from the row's bytes: this serves every FETCH of
     /// a replica catching up, and GRDB's rows boxed and copied each column of each entry on the way.
     func entries(in range: ClosedRange<UInt64>, maximum: Int) throws -> [ReplayEntry] {
-        try database.inDatabase { db in
+        try applyJournal()
+        return try database.inDatabase { db in
             let statement = try statements.entries(in: db).sqliteStatement
             // Reset after every use, however it ends: a statement left mid-step would hold its read open.
             defer { sqlite3_reset(statement) }

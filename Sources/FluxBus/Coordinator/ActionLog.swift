@@ -7,10 +7,12 @@ import GRDBSQLite
 /// owed to request ids, and the stores' snapshots. SQLite through GRDB, in `<data directory>/log.sqlite`, or in
 /// memory when there is no data directory.
 ///
-/// Writes are buffered and committed together by ``flush()``, one transaction for everything the coordinator did
-/// since the last flush: that is the group commit. The engine commits before it publishes an action it logged, so
-/// no action reaches a worker before its record is committed; with `--sync always` the engine may publish before the
-/// commit's fsync (``flushDeferringSync()``, ``syncCommitted()``), and tells no one of the action until it is done.
+/// Writes are buffered and committed together by ``flush()``, one commit for everything the coordinator did since
+/// the last flush: that is the group commit. With a data directory, a commit on a dispatch's path is one record
+/// appended to the journal beside the log (``LogJournal``, ActionLog+Journal.swift), and SQLite applies the journaled
+/// writes later, many commits at a time. The engine commits before it publishes an action it logged, so no action
+/// reaches a worker before its record is committed; with `--sync always` the engine may publish before the commit's
+/// fsync (``flushDeferringSync()``, ``syncCommitted()``), and tells no one of the action until it is done.
 ///
 /// It is only ever used on the coordinator's I/O thread.
 final class ActionLog: BufferedLog {
@@ -35,10 +37,21 @@ final class ActionLog: BufferedLog {
     var requestIDs = RequestIDIndex()
     /// Where commits, checkpoints and snapshots are timed, when the coordinator serves metrics.
     var metrics: LogMetrics?
-    /// With `--sync always` on disk: syncs the WAL after a commit, which the coordinator may defer past publishing.
-    private let walSync: WALSync?
-    /// A commit waits for ``syncCommitted()``, and so does the mark that names it.
-    private var syncOwed = false
+    /// With a data directory: syncs the WAL, after a commit straight to SQLite with `--sync always` (which the
+    /// coordinator may defer past publishing), and before the journal starts again.
+    let walSync: WALSync?
+    /// With a data directory: where a dispatch's commits go first.
+    let journal: LogJournal?
+    /// The writes the journal holds and SQLite does not yet, in order; how many records and bytes they came in.
+    var journaled: [LogWrite] = []
+    var journaledRecords = 0
+    var journaledBytes = 0
+    /// The last action's sequence committed, to the journal or to SQLite: the journal takes only actions after it, in
+    /// order, as SQLite's table would (an action out of order is an engine bug, which SQLite's commit refuses whole).
+    var lastCommittedAction: UInt64 = 0
+    /// A commit waits for ``syncCommitted()`` to sync the journal, or the WAL; so does the mark that names it.
+    private var journalSyncOwed = false
+    private var walSyncOwed = false
 
     static let fileName = "log.sqlite"
 
@@ -53,13 +66,15 @@ final class ActionLog: BufferedLog {
     /// Opens the log, creating the directory and the file when they do not exist.
     /// - Throws: ``BusError`` (`storage`) naming the directory and saying what an operator can do, when it cannot be
     ///   created, is locked by another coordinator, is not a FluxBus log, or fails SQLite's integrity check.
-    /// - Parameter newBus: go on from what the log holds even when it holds less than its data directory had committed
-    ///   (`--new-bus`).
-    init(directory: String?, sync: Sync, newBus: Bool = false) throws {
+    /// - Parameters:
+    ///   - newBus: go on from what the log holds even when it holds less than its data directory had committed
+    ///     (`--new-bus`).
+    ///   - journalCapacity: the size of `log.journal` (tests make it small, to see it start again).
+    init(directory: String?, sync: Sync, newBus: Bool = false, journalCapacity: Int = LogJournal.defaultCapacity) throws {
         self.directory = directory
         self.sync = sync
         self.newBus = newBus
-        walSync = sync == .always ? directory.map { WALSync(logPath: ($0 as NSString).appendingPathComponent(Self.fileName)) } : nil
+        walSync = directory.map { WALSync(logPath: ($0 as NSString).appendingPathComponent(Self.fileName)) }
         var configuration = Configuration()
         configuration.label = "fluxbus.log"
         configuration.journalMode = directory == nil ? .default : .wal
@@ -67,9 +82,11 @@ final class ActionLog: BufferedLog {
             if let directory {
                 lock = try DirectoryLock(directory: directory)
                 identity = LogIdentity(mark: try LogMark(directory: directory), newBusID: LogMark.newBusID())
+                journal = try LogJournal(directory: directory, capacity: journalCapacity)
                 database = try DatabaseQueue(path: (directory as NSString).appendingPathComponent(Self.fileName), configuration: configuration)
             } else {
                 lock = nil
+                journal = nil
                 identity = LogIdentity(mark: nil, newBusID: LogMark.newBusID())
                 database = try DatabaseQueue(configuration: configuration)
             }
@@ -111,7 +128,9 @@ final class ActionLog: BufferedLog {
         var recovered: LogRecovery
         var holding: LogContinuity.Holding
         var chainTail: UInt64
+        let replayed: Int
         do {
+            replayed = try replayJournal()
             // Chunks of snapshots that were being received when the last run stopped: never recorded, never used.
             try database.write { db in try Self.dropUnrecordedSnapshotChunks(db) }
             (recovered, holding, chainTail) = try database.read { db in try self.read(db) }
@@ -129,10 +148,12 @@ final class ActionLog: BufferedLog {
             })
         recovered.busID = identity.busID
         recovered.opening = decision
+        recovered.journalRecordsApplied = replayed
+        lastCommittedAction = recovered.lastSequence
         try rebuildRequestIDs()
         // A predecessor that crashed while a commit synced left it in the page cache only: it is durable before the
         // coordinator dispatches it again or answers for it.
-        try walSync?.syncIfPresent()
+        if sync == .always { try walSync?.syncIfPresent() }
         return recovered
     }
 
@@ -180,7 +201,8 @@ final class ActionLog: BufferedLog {
 
     /// One read of the action's row; nil too for a row without a chain (a log from before chains keeps none).
     func loggedEntry(at sequence: UInt64) throws -> LoggedEntry? {
-        try database.inDatabase { db in
+        try applyJournal()
+        return try database.inDatabase { db in
             guard let row = try Row.fetchOne(db, sql: "SELECT chain, epoch FROM action WHERE sequence = ?", arguments: [sequence]),
                 let chain = row["chain"] as Int64?
             else { return nil }
@@ -191,62 +213,93 @@ final class ActionLog: BufferedLog {
     // MARK: - Writing (the rest is ``BufferedLog``'s)
 
     func snapshotBytes(store: String, sequence: UInt64, offset: UInt64, count: Int) throws -> [UInt8]? {
-        try snapshotBytes(store: store, sequence: sequence, offset: offset, count: count) { end in
+        try applyJournal()
+        return try snapshotBytes(store: store, sequence: sequence, offset: offset, count: count) { end in
             try database.inDatabase { db in try Self.readSnapshotBytes(db, store: store, sequence: sequence, from: offset, to: end) }
         }
     }
 
-    /// Commits every buffered write in one transaction, and syncs it with `--sync always`.
-    /// - Throws: ``BusError`` (`storage`) when SQLite cannot write: the coordinator must stop rather than publish
-    ///   what it could not log.
+    /// Commits every buffered write, and syncs it with `--sync always`.
+    /// - Throws: ``BusError`` (`storage`) when the log cannot be written: the coordinator must stop rather than
+    ///   publish what it could not log.
     func flush() throws {
         _ = try flushDeferringSync()
         try syncCommitted()
     }
 
-    /// Commits every buffered write in one transaction; with `--sync always` on disk the sync is owed.
+    /// Commits every buffered write: appended to the journal as one record, or, when the journal does not take them,
+    /// in one SQLite transaction after the journaled writes. With `--sync always` on disk the sync is owed.
+    /// - Returns: whether ``syncCommitted()`` has work to do once the commit's ACTIONs are on their way: a sync, or
+    ///   SQLite's turn to apply the journaled writes.
     func flushDeferringSync() throws -> Bool {
         guard !buffer.writes.isEmpty else { return false }
+        if let record = journalRecord() {
+            do {
+                try journalBuffer(record)
+            } catch {
+                throw writeFailure(error)
+            }
+            if requestIDs.isRebuildDue { try? rebuildRequestIDs() }
+            if sync == .always {
+                journalSyncOwed = true
+                return true
+            }
+            try identity.committed(beside: path)
+            return isApplyDue
+        }
         do {
+            // The journaled writes first, on their own: a commit that fails leaves nothing of itself, and them applied.
+            try applyJournal()
             try commitBuffer { pending in
-                try database.writeWithoutTransaction { db in
-                    try statements.transaction(in: db) {
-                        for write in pending { try write.perform(in: db, codec: codec, statements: statements) }
-                    }
-                }
+                try applyToSQLite(pending)
                 for write in pending { indexRequestID(of: write) }
+                noteActions(in: pending)
             }
         } catch {
-            throw BusError(code: .storage, message: "cannot write the log\(path.map { " \($0)" } ?? ""): \(error). "
-                + "The coordinator stops rather than publish what it could not log; check the disk (space, permissions, "
-                + "errors in the system log), then start it again: it resumes from what was committed")
+            throw writeFailure(error)
         }
         // A rebuild that fails leaves the index as it was, still a superset of the table: lookups stay correct.
         if requestIDs.isRebuildDue { try? rebuildRequestIDs() }
-        commitsSinceCheckpoint += 1
-        commitsSinceTruncation += 1
-        if walSync != nil {
-            syncOwed = true
+        if sync == .always, walSync != nil {
+            walSyncOwed = true
             return true
         }
         try identity.committed(beside: path)
         return false
     }
 
-    /// Syncs the WAL after a commit, then moves the mark: it never names more than the disk holds.
+    /// Syncs the journal or the WAL after a commit, then moves the mark: it never names more than the disk holds. Then
+    /// SQLite applies the journaled writes, when enough wait.
     func syncCommitted() throws {
-        guard syncOwed, let walSync else { return }
-        if let metrics { try metrics.timingSync { try walSync.sync() } } else { try walSync.sync() }
-        syncOwed = false
-        try identity.committed(beside: path)
+        if journalSyncOwed || walSyncOwed {
+            if journalSyncOwed, let journal { try timingSync { try journal.sync() } }
+            if walSyncOwed, let walSync { try timingSync { try walSync.sync() } }
+            journalSyncOwed = false
+            walSyncOwed = false
+            try identity.committed(beside: path)
+        }
+        if isApplyDue { try applyJournal() }
     }
 
-    /// In batch mode, syncs what was committed since the last call (a passive WAL checkpoint syncs the WAL first).
-    /// - Throws: ``BusError`` (`storage`) when that checkpoint fails in batch mode, where it is the log's only sync:
-    ///   the coordinator must stop, as for a failed sync in the other modes. ``CheckpointFailure`` when only the
-    ///   WAL's periodic truncation failed in another mode: the WAL is synced anyway, it just stays large.
+    private func timingSync(_ sync: () throws -> Void) throws {
+        if let metrics { try metrics.timingSync(sync) } else { try sync() }
+    }
+
+    /// Counts a SQLite commit, toward the checkpoints of ``syncIfBatched()``.
+    func countCommit() {
+        commitsSinceCheckpoint += 1
+        commitsSinceTruncation += 1
+    }
+
+    /// Every tick: SQLite applies the journaled writes, and in batch mode syncs what was committed since the last call
+    /// (a passive WAL checkpoint syncs the WAL first).
+    /// - Throws: ``BusError`` (`storage`) when SQLite cannot apply the journaled writes, or when that checkpoint fails
+    ///   in batch mode, where it is the log's only sync: the coordinator must stop, as for a failed sync in the other
+    ///   modes. ``CheckpointFailure`` when only the WAL's periodic truncation failed in another mode: the WAL is synced
+    ///   anyway, it just stays large.
     func syncIfBatched() throws {
         guard directory != nil else { return }
+        try applyJournal()
         if commitsSinceTruncation >= Self.commitsPerTruncation {
             // Every few thousand commits, fold the WAL into the file and cut it back, so that it does not keep the
             // size of the largest burst (syncs the WAL too).

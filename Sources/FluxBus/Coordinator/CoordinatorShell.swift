@@ -74,6 +74,9 @@ final class CoordinatorShell {
     func flushLog() {
         engine.flushLog()
         perform(engine.takeEffects())
+        // A clean stop leaves SQLite holding everything, for an operator's `sqlite3` and a copy of log.sqlite alone. A
+        // failure loses nothing: the journal holds those writes, and the next start applies them.
+        if !engine.storageFailed { try? (engine.log as? ActionLog)?.applyJournal() }
     }
 
     private func perform(_ effects: [CoordinatorEffect]) {

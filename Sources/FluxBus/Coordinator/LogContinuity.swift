@@ -30,7 +30,7 @@ enum LogContinuity {
         }
         guard log.lastSequence >= mark.sequence else {
             return "the log ends at #\(log.lastSequence), but it had committed through #\(mark.sequence): "
-                + "\(mark.sequence - log.lastSequence) logged actions are gone (a lost or truncated log.sqlite-wal?)"
+                + "\(mark.sequence - log.lastSequence) logged actions are gone (a lost or truncated log.sqlite-wal or log.journal?)"
         }
         if mark.sequence >= log.oldestRetained, mark.sequence > 0, let chain = log.chainAtMark, chain != mark.chain {
             return "the log's entries through #\(mark.sequence) are not the ones it had committed (chain "

@@ -94,7 +94,7 @@ final class LogMark: LogMarkStore {
     }
 
     /// Makes a new file's directory entry durable.
-    private static func syncDirectory(of path: String) -> Bool {
+    static func syncDirectory(of path: String) -> Bool {
         let directory = open((path as NSString).deletingLastPathComponent, O_RDONLY | O_CLOEXEC)
         guard directory >= 0 else { return false }
         defer { close(directory) }

@@ -4,7 +4,7 @@ import GRDB
 
 /// The log's tables, as GRDB migrations: v1 the first release, v2 the bus's identity, the chain, request
 /// fingerprints, and outcomes in a table of their own; v3 decisions and plans; v4 snapshots' bytes in chunks; v5
-/// poison marks; v6 stores' histories; v7 snapshots' log chains.
+/// poison marks; v6 stores' histories; v7 snapshots' log chains; v8 requests keyed by sequence; v9 the journal's place.
 enum LogSchema {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -185,6 +185,18 @@ enum LogSchema {
                     SELECT sequence, requestID, result, fingerprint, actionType FROM request;
                 DROP TABLE request;
                 ALTER TABLE request_by_first RENAME TO request;
+                """)
+        }
+        // v9: which records of log.journal the tables hold (LogJournal): its generation, and the counter of the last
+        // record applied. Updated in the transaction that applies them.
+        migrator.registerMigration("v9") { db in
+            try db.execute(sql: """
+                CREATE TABLE journal (
+                    id INTEGER PRIMARY KEY CHECK (id = 0),
+                    generation INTEGER NOT NULL,
+                    counter INTEGER NOT NULL
+                );
+                INSERT INTO journal (id, generation, counter) VALUES (0, 0, 0);
                 """)
         }
         return migrator

@@ -16,6 +16,7 @@ final class LogStatements {
     private var upsertAnswer: Statement?
     private var insertDecision: Statement?
     private var selectEntries: Statement?
+    private var updateJournal: Statement?
     private var begin: Statement?
     private var commit: Statement?
     private var rollback: Statement?
@@ -31,6 +32,7 @@ final class LogStatements {
         INSERT INTO request (requestID, sequence, result) VALUES (?, ?, ?)
         ON CONFLICT (sequence) DO UPDATE SET result = excluded.result WHERE requestID = excluded.requestID
         """
+    static let updateJournalSQL = "UPDATE journal SET generation = ?, counter = ? WHERE id = 0"
     static let insertDecisionSQL = "INSERT OR IGNORE INTO decision (sequence, store, status, message, output) VALUES (?, ?, ?, ?, ?)"
     /// Each entry with its chain value and its predecessor's, so that what is served is checked against the chain.
     static let selectEntriesSQL = """
@@ -46,6 +48,7 @@ final class LogStatements {
     func answer(in db: Database) throws -> Statement { try prepared(&upsertAnswer, Self.upsertAnswerSQL, in: db) }
     func decision(in db: Database) throws -> Statement { try prepared(&insertDecision, Self.insertDecisionSQL, in: db) }
     func entries(in db: Database) throws -> Statement { try prepared(&selectEntries, Self.selectEntriesSQL, in: db) }
+    func journal(in db: Database) throws -> Statement { try prepared(&updateJournal, Self.updateJournalSQL, in: db) }
 
     /// Runs `body` in one transaction of `db`, which must have none open (a connection used through
     /// `writeWithoutTransaction`): committed when it returns, rolled back when it or the commit throws.
@@ -73,6 +76,7 @@ final class LogStatements {
         upsertAnswer = nil
         insertDecision = nil
         selectEntries = nil
+        updateJournal = nil
         begin = nil
         commit = nil
         rollback = nil

@@ -164,6 +164,9 @@ struct LogRecovery {
     var busID = ""
     /// What opening the log decided about its mark.
     var opening = LogIdentity.Decision.inMemory
+    /// Records of `log.journal` that SQLite applied at opening: commits a previous run made that its tables did not
+    /// hold yet.
+    var journalRecordsApplied = 0
     var pending: [LogPending] = []
     /// Every store name a worker has declared, in the order first seen.
     var stores: [String] = []
