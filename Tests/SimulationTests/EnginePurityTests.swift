@@ -12,7 +12,7 @@ struct EnginePurityTests {
     /// in-memory one, which must stay as pure) and the files that are I/O by nature.
     static func engineFiles() throws -> [URL] {
         let shells: Set<String> = [
-            "Coordinator.swift", "CoordinatorShell.swift", "ActionLog.swift", "ActionLog+Decisions.swift", "ActionLog+Reading.swift", "ActionLog+Snapshots.swift", "DirectoryLock.swift", "LogMark.swift", "LogSchema.swift",
+            "Coordinator.swift", "CoordinatorShell.swift", "ActionLog.swift", "ActionLog+Decisions.swift", "ActionLog+Reading.swift", "ActionLog+Snapshots.swift", "ActionLog+Journal.swift", "ActionLog+Sync.swift", "LogJournal.swift", "DirectoryLock.swift", "LogMark.swift", "LogSchema.swift",
             "RowBinder.swift", "LogStatements.swift", "LogWrite+SQL.swift",
             "Worker.swift", "Worker+State.swift", "WorkerShell.swift", "LivenessGuard.swift", "Checkpoint.swift", "Journal.swift",
             "HandlerCrashMarker.swift", "AwaitedHandler.swift",

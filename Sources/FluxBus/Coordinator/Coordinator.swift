@@ -82,7 +82,7 @@ public final class Coordinator: Service, Sendable {
                     logger.info("recovered the log", metadata: [
                         "path": "\(log.path ?? "memory")", "lastSequence": "\(recovered.lastSequence)",
                         "lastCompleted": "\(recovered.lastCompleted)", "toDispatchAgain": "\(recovered.pending.count)",
-                        "logStartsAt": "\(log.oldestRetained)",
+                        "logStartsAt": "\(log.oldestRetained)", "fromJournal": "\(recovered.journalRecordsApplied)",
                     ])
                 }
                 if let security = configuration.security { try Self.serveZAP(security, in: scope, logger: logger) }

@@ -26,8 +26,9 @@ import Foundation
 final class LogJournal {
     static let fileName = "log.journal"
     static let headerBytes = 32
-    /// 8 MiB: about 20,000 lock-step dispatches between two restarts.
-    static let defaultCapacity = 8 << 20
+    /// 1 MiB: about 2,500 lock-step dispatches between two restarts, each of which costs SQLite's commit of what the
+    /// journal held and an fsync of its WAL.
+    static let defaultCapacity = 1 << 20
     private static let magic: UInt32 = 0x314A_5846  // "FXJ1" in the file's byte order
 
     let path: String

@@ -46,19 +46,3 @@ final class WALSync {
             + "The coordinator stops rather than answer for what may not be on disk; check the disk, then start it again")
     }
 }
-
-extension ActionLog {
-    /// The WAL's size after a checkpoint, at most: journal_size_limit.
-    static let walLimitBytes = 4 << 20
-    /// Commits between two truncating checkpoints.
-    static let commitsPerTruncation = 2_000
-
-    /// SQLite's `synchronous` level for a sync mode: NORMAL (1) for `always` and `batch`, OFF (0) for `off`. With
-    /// `always`, ``WALSync`` syncs the WAL after each commit instead of SQLite inside it.
-    static func synchronousLevel(_ sync: Sync) -> Int {
-        switch sync {
-        case .always, .batch: 1
-        case .off: 0
-        }
-    }
-}
