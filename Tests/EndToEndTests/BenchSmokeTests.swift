@@ -53,7 +53,7 @@ struct BenchSmokeTests {
         #expect(batch.outcome == .ok, "\(batch.message ?? "")")
         #expect(batch.count == 2_000 && batch.latency?.count == 20)
         #expect((batch.throughput ?? 0) > 0)
-        #expect(batch.targets.contains { $0.metric == "actions per second" && $0.threshold == 100_000 })
+        #expect(batch.targets.contains { $0.metric == "actions per second" && $0.threshold == 200_000 })
     }
 
     @Test func anInterruptedRunStopsItsProcesses() async throws {

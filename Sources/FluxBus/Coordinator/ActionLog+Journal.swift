@@ -19,7 +19,7 @@ extension ActionLog {
     /// The buffered writes as one journal record, when they all go to the journal and the record takes at most a
     /// quarter of it; nil sends them to SQLite directly (snapshots, compaction, the largest batches).
     func journalRecord() -> [UInt8]? {
-        guard let journal, actionsFollowInOrder(buffer.writes), let body = JournalWrite.journaled(buffer.writes, codec: codec),
+        guard let journal, actionsFollowInOrder(buffer.writes), let body = JournalWrite.encode(buffer.writes, codec: codec),
             LogJournal.headerBytes + body.count <= journal.capacity / 4
         else { return nil }
         return body
@@ -61,7 +61,7 @@ extension ActionLog {
     func applyJournal() throws {
         guard !journaled.isEmpty else { return }
         do {
-            try applyToSQLite([])
+            if let metrics { try metrics.timingApply { try applyToSQLite([]) } } else { try applyToSQLite([]) }
         } catch {
             throw writeFailure(error)
         }
@@ -119,7 +119,7 @@ extension ActionLog {
         let records = generation == 0 ? [] : try journal.records(of: generation, after: counter)
         for record in records {
             do {
-                journaled += try JournalWrite.writes(in: record.body, codec: codec)
+                journaled += try JournalWrite.decode(record.body, codec: codec)
             } catch {
                 throw LogDamage(detail: "record \(record.counter) of \(journal.path) is whole but cannot be read: \(error)")
             }

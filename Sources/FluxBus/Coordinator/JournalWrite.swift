@@ -1,178 +1,198 @@
 import FluxBusProtocol
 
-/// A ``LogWrite`` as a ``LogJournal`` record holds it, in the wire layout the protocol's records use (so that every
-/// length is checked on the way back, as a message's are). Only the writes of a dispatch's path are journaled; a
-/// snapshot's or a compaction's goes to SQLite directly (``journaled(_:)`` answers nil for them).
-struct JournalWrite: WireItem {
-    enum Kind: UInt8, WireEnum {
+/// How a ``LogJournal`` record's body holds a group commit's writes: each write a kind byte then its fields, integers
+/// little-endian, strings and bytes after a u32 length. A completion holds its entry and an answer its message body as
+/// the SQLite rows do (the protocol's record and frame layouts). Only the writes of a dispatch's path are journaled; a
+/// snapshot's or a compaction's goes to SQLite directly (``encode(_:codec:)`` answers nil for them).
+///
+/// Written by hand rather than through the protocol's generic visitors: called from this module, those are not
+/// specialized, and encoding a lock-step dispatch's record through them cost more than SQLite's commit it replaced.
+enum JournalWrite {
+    private enum Kind: UInt8 {
         case epoch = 1, action, completion, decision, plans, answer, store, poison
     }
 
-    /// A request's plan for one action type.
-    struct Plan: WireItem {
-        var actionType = ""
-        var steps: [PlanStep] = []
-
-        mutating func visit<V: WireVisitor>(_ visitor: inout V) throws(V.Failure) {
-            try visitor.string(&actionType, "actionType")
-            try visitor.list(&steps, "steps")
-        }
-    }
-
-    var kind = Kind.epoch
-    /// The action's, the completion's, the decision's or the answer's sequence; a plan's request; a poison mark's.
-    var sequence: UInt64 = 0
-    var epoch: UInt64 = 0
-    var action = BatchAction()
-    var origin = ""
-    /// A request id; a store's name; a poison mark's store.
-    var name = ""
-    var isBatch = false
-    var batchFirst: UInt64 = 0
-    var batchSize: UInt64 = 0
-    var chain: UInt64 = 0
-    var fingerprint: UInt64 = 0
-    var entry = ReplayEntry()
-    var output = StoreOutput()
-    var plans: [Plan] = []
-    /// An answer's body frame; a poison mark's reason, in UTF-8.
-    var bytes: [UInt8] = []
-    var historyFrom: UInt64 = 0
-    var historyBefore: UInt64 = 0
-
-    mutating func visit<V: WireVisitor>(_ visitor: inout V) throws(V.Failure) {
-        try visitor.enumeration(&kind, "kind")
-        switch kind {
-        case .epoch:
-            try visitor.u64(&epoch, "epoch")
-        case .action:
-            try visitor.u64(&sequence, "sequence")
-            try visitor.u64(&epoch, "epoch")
-            try action.visit(&visitor)
-            try visitor.string(&origin, "origin")
-            try visitor.string(&name, "requestID")
-            try visitor.bool(&isBatch, "isBatch")
-            try visitor.u64(&batchFirst, "batchFirst")
-            try visitor.u64(&batchSize, "batchSize")
-            try visitor.u64(&chain, "chain")
-            try visitor.u64(&fingerprint, "fingerprint")
-        case .completion:
-            try entry.visit(&visitor)
-        case .decision:
-            try visitor.u64(&sequence, "sequence")
-            try output.visit(&visitor)
-        case .plans:
-            try visitor.u64(&sequence, "request")
-            try visitor.list(&plans, "plans")
-        case .answer:
-            try visitor.u64(&sequence, "sequence")
-            try visitor.string(&name, "requestID")
-            try visitor.bytes(&bytes, "body")
-        case .store:
-            try visitor.string(&name, "store")
-            try visitor.u64(&historyFrom, "historyFrom")
-            try visitor.u64(&historyBefore, "historyBefore")
-        case .poison:
-            try visitor.u64(&sequence, "sequence")
-            try visitor.string(&name, "store")
-            try visitor.bytes(&bytes, "reason")
-        }
-    }
-}
-
-/// One journal record's body: the writes of one group commit, in order.
-struct JournalBody: WireItem {
-    var writes: [JournalWrite] = []
-
-    /// The most writes one record takes: a list's count is a u16, and a larger commit goes to SQLite directly.
-    static let maximumWrites = 4_096
-
-    mutating func visit<V: WireVisitor>(_ visitor: inout V) throws(V.Failure) {
-        try visitor.list(&writes, "writes")
-    }
-}
-
-extension JournalWrite {
-    /// The writes as a journal record's body; nil when one of them is not journaled, or there are too many.
-    static func journaled(_ writes: [LogWrite], codec: Codec) -> [UInt8]? {
-        guard writes.count <= JournalBody.maximumWrites else { return nil }
-        var body = JournalBody()
-        body.writes.reserveCapacity(writes.count)
+    /// The writes as a record's body; nil when one of them is not journaled.
+    static func encode(_ writes: [LogWrite], codec: Codec) -> [UInt8]? {
+        var out = Writer()
+        out.bytes.reserveCapacity(writes.count * 64)
         for write in writes {
-            guard let journaled = JournalWrite(write, codec: codec) else { return nil }
-            body.writes.append(journaled)
+            switch write {
+            case .epoch(let epoch):
+                out.kind(.epoch)
+                out.u64(epoch)
+            case .action(let sequence, let epoch, let action, let origin, let requestID, let batch, let chain, let fingerprint):
+                out.kind(.action)
+                out.u64(sequence)
+                out.u64(epoch)
+                out.string(action.actionType)
+                out.data(action.payload)
+                out.optionalString(action.error)
+                out.string(origin)
+                out.string(requestID)
+                out.u8(batch == nil ? 0 : 1)
+                out.u64(batch?.first ?? 0)
+                out.u64(UInt64(batch?.size ?? 0))
+                out.u64(chain)
+                out.u64(fingerprint)
+            case .completion(let entry):
+                out.kind(.completion)
+                out.data(codec.encodeEntry(entry))
+            case .decision(let sequence, let output):
+                out.kind(.decision)
+                out.u64(sequence)
+                out.string(output.store)
+                out.u8(output.status.rawValue)
+                out.string(output.message)
+                out.optionalData(output.output)
+            case .plans(let request, let plans):
+                out.kind(.plans)
+                out.u64(request)
+                out.u32(plans.count)
+                for (actionType, steps) in plans {
+                    out.string(actionType)
+                    out.u32(steps.count)
+                    for step in steps {
+                        out.string(step.store)
+                        out.u32(step.waitsFor.count)
+                        for store in step.waitsFor { out.string(store) }
+                    }
+                }
+            case .answer(let requestID, let sequence, let message):
+                out.kind(.answer)
+                out.string(requestID)
+                out.u64(sequence)
+                out.data(codec.encode(message)[1])
+            case .store(let name, let history):
+                out.kind(.store)
+                out.string(name)
+                out.u64(history.from)
+                out.u64(history.before)
+            case .poison(let mark):
+                out.kind(.poison)
+                out.u64(mark.sequence)
+                out.string(mark.store)
+                out.string(mark.reason)
+            case .snapshot, .snapshotBegin, .snapshotChunk, .snapshotAbandon, .compaction:
+                return nil
+            }
         }
-        return codec.encodeRecord(body)
+        return out.bytes
     }
 
     /// A record's body as the writes it holds.
-    /// - Throws: `DecodeError` when the body is not one the journal wrote.
-    static func writes(in body: [UInt8], codec: Codec) throws -> [LogWrite] {
-        let decoded = try body.withUnsafeBufferPointer { try codec.decodeRecord(JournalBody.self, from: $0) }
-        return try decoded.writes.map { try $0.write(codec: codec) }
+    /// - Throws: ``LogDamage`` when the body is not one ``encode(_:codec:)`` wrote.
+    static func decode(_ body: [UInt8], codec: Codec) throws -> [LogWrite] {
+        var input = Reader(bytes: body)
+        var writes: [LogWrite] = []
+        while !input.isAtEnd {
+            guard let kind = Kind(rawValue: try input.u8()) else { throw LogDamage(detail: "an unknown kind of write") }
+            switch kind {
+            case .epoch:
+                writes.append(.epoch(try input.u64()))
+            case .action:
+                let (sequence, epoch) = (try input.u64(), try input.u64())
+                let action = BatchAction(actionType: try input.string(), payload: try input.data(), error: try input.optionalString())
+                let (origin, requestID, batched) = (try input.string(), try input.string(), try input.u8() == 1)
+                let (first, size, chain, fingerprint) = (try input.u64(), try input.u64(), try input.u64(), try input.u64())
+                writes.append(.action(
+                    sequence: sequence, epoch: epoch, action: action, origin: origin, requestID: requestID,
+                    batch: batched ? (first, Int(size)) : nil, chain: chain, fingerprint: fingerprint))
+            case .completion:
+                let bytes = try input.data()
+                writes.append(.completion(try bytes.withUnsafeBufferPointer { try codec.decodeEntry($0) }))
+            case .decision:
+                let sequence = try input.u64()
+                let store = try input.string()
+                guard let status = OutcomeStatus(rawValue: try input.u8()) else { throw LogDamage(detail: "an unknown status") }
+                let output = StoreOutput(store: store, status: status, message: try input.string(), output: try input.optionalData())
+                writes.append(.decision(sequence: sequence, output: output))
+            case .plans:
+                let request = try input.u64()
+                var plans: [String: [PlanStep]] = [:]
+                for _ in 0..<(try input.count()) {
+                    let actionType = try input.string()
+                    var steps: [PlanStep] = []
+                    for _ in 0..<(try input.count()) {
+                        let store = try input.string()
+                        var waitsFor: [String] = []
+                        for _ in 0..<(try input.count()) { waitsFor.append(try input.string()) }
+                        steps.append(PlanStep(store: store, waitsFor: waitsFor))
+                    }
+                    plans[actionType] = steps
+                }
+                writes.append(.plans(request: request, plans: plans))
+            case .answer:
+                let (requestID, sequence) = (try input.string(), try input.u64())
+                writes.append(.answer(requestID: requestID, sequence: sequence, message: try codec.decode([Codec.signature, try input.data()])))
+            case .store:
+                let name = try input.string()
+                writes.append(.store(name, StoreHistory(from: try input.u64(), before: try input.u64())))
+            case .poison:
+                let sequence = try input.u64()
+                writes.append(.poison(PoisonMark(sequence: sequence, store: try input.string(), reason: try input.string())))
+            }
+        }
+        return writes
     }
 
-    private init?(_ write: LogWrite, codec: Codec) {
-        self.init()
-        switch write {
-        case .epoch(let epoch):
-            self.epoch = epoch
-        case .action(let sequence, let epoch, let action, let origin, let requestID, let batch, let chain, let fingerprint):
-            kind = .action
-            self.sequence = sequence
-            self.epoch = epoch
-            self.action = action
-            self.origin = origin
-            name = requestID
-            isBatch = batch != nil
-            batchFirst = batch?.first ?? 0
-            batchSize = UInt64(batch?.size ?? 0)
-            self.chain = chain
-            self.fingerprint = fingerprint
-        case .completion(let entry):
-            kind = .completion
-            self.entry = entry
-        case .decision(let sequence, let output):
-            kind = .decision
-            self.sequence = sequence
-            self.output = output
-        case .plans(let request, let plans):
-            kind = .plans
-            sequence = request
-            self.plans = plans.map { Plan(actionType: $0.key, steps: $0.value) }
-        case .answer(let requestID, let sequence, let message):
-            kind = .answer
-            name = requestID
-            self.sequence = sequence
-            bytes = codec.encode(message)[1]
-        case .store(let store, let history):
-            kind = .store
-            name = store
-            historyFrom = history.from
-            historyBefore = history.before
-        case .poison(let mark):
-            kind = .poison
-            sequence = mark.sequence
-            name = mark.store
-            bytes = Array(mark.reason.utf8)
-        case .snapshot, .snapshotBegin, .snapshotChunk, .snapshotAbandon, .compaction:
-            return nil
+    private struct Writer {
+        var bytes: [UInt8] = []
+
+        mutating func kind(_ kind: Kind) { bytes.append(kind.rawValue) }
+        mutating func u8(_ value: UInt8) { bytes.append(value) }
+        mutating func u32(_ value: Int) { withUnsafeBytes(of: UInt32(value).littleEndian) { bytes.append(contentsOf: $0) } }
+        mutating func u64(_ value: UInt64) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
+
+        mutating func data(_ value: [UInt8]) {
+            u32(value.count)
+            bytes.append(contentsOf: value)
+        }
+
+        mutating func string(_ value: String) {
+            var value = value
+            value.withUTF8 { utf8 in
+                u32(utf8.count)
+                bytes.append(contentsOf: utf8)
+            }
+        }
+
+        mutating func optionalString(_ value: String?) {
+            u8(value == nil ? 0 : 1)
+            if let value { string(value) }
+        }
+
+        mutating func optionalData(_ value: [UInt8]?) {
+            u8(value == nil ? 0 : 1)
+            if let value { data(value) }
         }
     }
 
-    private func write(codec: Codec) throws -> LogWrite {
-        switch kind {
-        case .epoch: return .epoch(epoch)
-        case .action:
-            return .action(
-                sequence: sequence, epoch: epoch, action: action, origin: origin, requestID: name,
-                batch: isBatch ? (batchFirst, Int(batchSize)) : nil, chain: chain, fingerprint: fingerprint)
-        case .completion: return .completion(entry)
-        case .decision: return .decision(sequence: sequence, output: output)
-        case .plans: return .plans(request: sequence, plans: Dictionary(plans.map { ($0.actionType, $0.steps) }) { $1 })
-        case .answer: return .answer(requestID: name, sequence: sequence, message: try codec.decode([Codec.signature, bytes]))
-        case .store: return .store(name, StoreHistory(from: historyFrom, before: historyBefore))
-        case .poison: return .poison(PoisonMark(sequence: sequence, store: name, reason: String(decoding: bytes, as: UTF8.self)))
+    /// Reads back what ``Writer`` wrote, every length checked against what remains.
+    private struct Reader {
+        let bytes: [UInt8]
+        var offset = 0
+
+        var isAtEnd: Bool { offset == bytes.count }
+
+        mutating func take(_ count: Int) throws -> ArraySlice<UInt8> {
+            guard count >= 0, count <= bytes.count - offset else {
+                throw LogDamage(detail: "a write is cut short at byte \(offset) of \(bytes.count)")
+            }
+            defer { offset += count }
+            return bytes[offset..<offset + count]
         }
+
+        mutating func u8() throws -> UInt8 { try take(1).first! }
+
+        mutating func count() throws -> Int {
+            Int(try take(4).reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
+        }
+
+        mutating func u64() throws -> UInt64 { try take(8).reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) } }
+        mutating func data() throws -> [UInt8] { Array(try take(try count())) }
+        mutating func string() throws -> String { String(decoding: try take(try count()), as: UTF8.self) }
+        mutating func optionalString() throws -> String? { try u8() == 0 ? nil : try string() }
+        mutating func optionalData() throws -> [UInt8]? { try u8() == 0 ? nil : try data() }
     }
 }

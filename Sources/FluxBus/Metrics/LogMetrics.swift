@@ -1,13 +1,15 @@
 import CoreMetrics
 import Foundation
 
-/// The coordinator log's timings: each commit, each fsync of the WAL that `--sync always` makes after one, each batch-mode or
-/// truncating checkpoint (which syncs the WAL), and each snapshot from the STATE_REQUEST that asks a replica for it
+/// The coordinator log's timings: each commit (an append to its journal, or a SQLite transaction), each fsync that
+/// `--sync always` makes after one, each time SQLite applies the journaled commits, each batch-mode or truncating
+/// checkpoint (which syncs the WAL), and each snapshot from the STATE_REQUEST that asks a replica for it
 /// to its record in the log. The log (``BufferedLog``) reports to it when it has one, and reads no clock when it has none.
 final class LogMetrics {
     private let commit: CoreMetrics.Timer
     private let sync: CoreMetrics.Timer
     private let checkpoint: CoreMetrics.Timer
+    private let apply: CoreMetrics.Timer
     private let snapshot: CoreMetrics.Timer
     private let snapshots: CoreMetrics.Counter
     private var snapshotStarts: [String: ContinuousClock.Instant] = [:]
@@ -16,6 +18,7 @@ final class LogMetrics {
         commit = registry.timer("fluxbus_log_sync_duration_seconds", [("step", "commit")])
         sync = registry.timer("fluxbus_log_sync_duration_seconds", [("step", "sync")])
         checkpoint = registry.timer("fluxbus_log_sync_duration_seconds", [("step", "checkpoint")])
+        apply = registry.timer("fluxbus_log_sync_duration_seconds", [("step", "apply")])
         snapshot = registry.timer("fluxbus_snapshot_duration_seconds")
         snapshots = registry.counter("fluxbus_snapshots_total")
     }
@@ -34,6 +37,13 @@ final class LogMetrics {
         let started = ContinuousClock.now
         try sync()
         self.sync.recordNanoseconds((ContinuousClock.now - started).nanosecondsClamped)
+    }
+
+    /// Runs SQLite's application of the journaled commits, and records how long it took when it succeeds.
+    func timingApply(_ body: () throws -> Void) rethrows {
+        let started = ContinuousClock.now
+        try body()
+        apply.recordNanoseconds((ContinuousClock.now - started).nanosecondsClamped)
     }
 
     func checkpointed(in duration: Duration) { checkpoint.recordNanoseconds(duration.nanosecondsClamped) }

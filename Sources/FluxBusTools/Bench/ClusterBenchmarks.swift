@@ -263,7 +263,7 @@ enum ClusterBenchmarks {
             report.latency = recorder.summary
             report.throughput = Double(batches * batchSize) / (elapsed.nanoseconds / 1e9)
             report.pipelineWindow = batchWindow
-            report.targets.append(.init(metric: "actions per second", comparison: ">=", threshold: 100_000, value: report.throughput!))
+            report.targets.append(.init(metric: "actions per second", comparison: ">=", threshold: 200_000, value: report.throughput!))
             report.recordCoordinator(from: before, to: after)
         }
         return report
