@@ -39,9 +39,10 @@ final class CoordinatorFigures {
             logFileBytes: log.path.map(Self.fileBytes), snapshots: Array(log.snapshots.values))
     }
 
-    /// A SQLite log's size: the file and its write-ahead log.
+    /// A SQLite log's size: the file, its write-ahead log and the journal beside it.
     private static func fileBytes(_ path: String) -> UInt64 {
-        [path, path + "-wal"].reduce(0) { total, file in
+        let journal = ((path as NSString).deletingLastPathComponent as NSString).appendingPathComponent(LogJournal.fileName)
+        return [path, path + "-wal", journal].reduce(0) { total, file in
             total + ((try? FileManager.default.attributesOfItem(atPath: file)[.size] as? UInt64) ?? 0)
         }
     }

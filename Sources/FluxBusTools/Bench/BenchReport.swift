@@ -64,6 +64,10 @@ public struct ScenarioReport: Sendable, Codable, Hashable {
     public var ratioToBaseline: Double?
     /// The coordinator's CPU seconds (user + system) over the measured part.
     public var coordinatorCPUSeconds: Double?
+    /// The scenario's wall time, and the CPU time the hypervisor took from this machine meanwhile (summed over its
+    /// CPUs): on a shared VM, a scenario that ran while neighbours took the CPUs is not comparable with one that did not.
+    public var wallSeconds: Double?
+    public var stolenCPUSeconds: Double?
     /// The coordinator's peak resident set (VmHWM) at the end, in bytes.
     public var coordinatorPeakRSSBytes: Int?
     /// For `memory`: the coordinator's VmRSS at every 10% of the run, in bytes.

@@ -71,7 +71,17 @@ public enum BenchRunner {
         return report
     }
 
+    /// Runs a scenario, reporting a failure in its entry, with its wall time and the CPU time stolen meanwhile.
     private static func guarded(_ name: String, _ body: () async throws -> ScenarioReport) async -> ScenarioReport {
+        let (started, stolen) = (ContinuousClock.now, MachineInfo.stolenCPUSeconds())
+        var report = await reporting(name, body)
+        let wall = ContinuousClock.now - started
+        report.wallSeconds = Double(wall.components.seconds) + Double(wall.components.attoseconds) / 1e18
+        if let stolen, let now = MachineInfo.stolenCPUSeconds() { report.stolenCPUSeconds = now - stolen }
+        return report
+    }
+
+    private static func reporting(_ name: String, _ body: () async throws -> ScenarioReport) async -> ScenarioReport {
         do {
             return try await body()
         } catch {

@@ -60,6 +60,18 @@ public struct MachineInfo: Sendable, Codable, Hashable {
             date: formatter.string(from: Date()))
     }
 
+    /// The CPU time the hypervisor gave to others while this machine wanted it (`steal` in /proc/stat), in seconds
+    /// summed over its CPUs since boot; nil off Linux or in a machine that does not count it.
+    public static func stolenCPUSeconds() -> Double? {
+        guard let stat = try? String(contentsOfFile: "/proc/stat", encoding: .utf8),
+            let line = stat.split(separator: "\n").first(where: { $0.hasPrefix("cpu ") })
+        else { return nil }
+        // cpu user nice system idle iowait irq softirq steal …: steal is the eighth figure.
+        let fields = line.split(separator: " ")
+        guard fields.count > 8, let steal = Double(fields[8]) else { return nil }
+        return steal / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
     /// The compiler that built this binary, from the language-mode checks (the toolchain's exact string is not
     /// available at run time).
     static var swiftVersion: String {
