@@ -111,9 +111,9 @@ struct LogJournalTests {
                 offsets.append(log.journal!.offset)
             }
         }
-        // A byte in the middle of the fourth record.
+        // A byte of the fourth record's body (it starts on a page; the rest of its page is padding).
         let file = try FileHandle(forUpdating: directory.appendingPathComponent(LogJournal.fileName))
-        let middle = UInt64((offsets[2] + offsets[3]) / 2)
+        let middle = UInt64(offsets[2] + LogJournal.headerBytes + 40)
         try file.seek(toOffset: middle)
         let byte = [UInt8](try file.read(upToCount: 1) ?? Data([0]))
         try file.seek(toOffset: middle)
@@ -136,9 +136,14 @@ struct LogJournalTests {
         let directory = Self.directory()
         defer { try? FileManager.default.removeItem(at: directory) }
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let journal = try LogJournal(directory: directory.path, capacity: 4_096)
+        let page = LogJournal.pageBytes
+        let journal = try LogJournal(directory: directory.path, capacity: 4 * page)
         journal.restart(generation: 7, after: 10)
-        for body in [[1], [2, 2], [3, 3, 3]] as [[UInt8]] { _ = try journal.append(body) }
+        for body in [[1], [2, 2], [3, 3, 3]] as [[UInt8]] {
+            _ = try journal.append(body)
+            // Whole pages: a small write into a large folio of the page cache made each fsync write the whole file.
+            #expect(journal.offset % page == 0)
+        }
         #expect(try journal.records(of: 7, after: 10).map(\.counter) == [11, 12, 13])
         #expect(try journal.records(of: 7, after: 12).map(\.body) == [[3, 3, 3]])
         #expect(try journal.records(of: 7, after: 13).isEmpty, "SQLite holds them all")
@@ -148,7 +153,8 @@ struct LogJournalTests {
         journal.restart(generation: 9, after: 13)
         _ = try journal.append([4])
         #expect(try journal.records(of: 9, after: 13).map(\.counter) == [14])
-        #expect(journal.fits(4_096 - LogJournal.headerBytes - journal.offset) && !journal.fits(4_096))
+        #expect(journal.offset == page)
+        #expect(journal.fits(3 * page - LogJournal.headerBytes) && !journal.fits(3 * page))
     }
 
     /// A commit the journal takes is the coordinator's to publish at once; its sync, with `--sync always`, is owed

@@ -28,7 +28,7 @@ extension ActionLog {
         guard let journal, buffer.writes.count <= Self.journaledWritesAtMost,
             buffer.writes.contains(where: { switch $0 { case .action, .decision: true; default: false } }),
             actionsFollowInOrder(buffer.writes), let body = JournalWrite.encode(buffer.writes, codec: codec),
-            LogJournal.headerBytes + body.count <= journal.capacity / 4
+            LogJournal.footprint(body.count) <= journal.capacity / 4
         else { return nil }
         return body
     }

@@ -32,6 +32,8 @@ extension ActionLog {
     func syncIfBatched() throws {
         guard directory != nil else { return }
         try applyJournal()
+        // Past half full, the journal starts again here, between dispatches, rather than on one's path once full.
+        if let journal, journal.offset > journal.capacity / 2 { try restartJournal() }
         if commitsSinceTruncation >= Self.commitsPerTruncation {
             // Every few thousand commits, fold the WAL into the file and cut it back, so that it does not keep the
             // size of the largest burst (syncs the WAL too).

@@ -6,8 +6,12 @@ import Foundation
 /// rows cost its coordinator more CPU than all its other log work, on two cores the worker and the client share.
 ///
 /// The file is created full of zeros, ``capacity`` bytes, so that a record overwrites blocks the file already has and
-/// its `fdatasync` writes no metadata. Records follow each other from the start of the file. A restart begins again
-/// at the start under a new *generation*, once SQLite holds every record before it. A record is, little-endian:
+/// its `fdatasync` writes no metadata. Each record starts on a page and fills whole pages (zeros after its body), and
+/// the file's cached pages are dropped once it is made and once it is read: a small write into a large folio of the
+/// page cache (which writing or reading the file in large pieces makes) dirtied all of it, and each `fdatasync` then
+/// wrote the whole megabyte back (`scripts/log-bytes.sh`: 1 MiB written per lock-step dispatch). Records follow each
+/// other from the start of the file. A restart begins again at the start under a new *generation*, once SQLite holds
+/// every record before it. A record is, little-endian:
 ///
 /// | bytes | field |
 /// |---|---|
@@ -26,6 +30,8 @@ import Foundation
 final class LogJournal {
     static let fileName = "log.journal"
     static let headerBytes = 32
+    /// Records start on, and fill, whole pages of this size.
+    static let pageBytes = max(4_096, Int(sysconf(Int32(_SC_PAGESIZE))))
     /// 1 MiB: about 2,500 lock-step dispatches between two restarts, each of which costs SQLite's commit of what the
     /// journal held and an fsync of its WAL.
     static let defaultCapacity = 1 << 20
@@ -77,7 +83,17 @@ final class LogJournal {
             at += count
         }
         guard fsync(descriptor) == 0, LogMark.syncDirectory(of: path) else { throw Self.failure("cannot sync", path) }
+        dropCachedPages()
     }
+
+    /// Drops the file's pages from the page cache (they are clean): the next record's pages are then cached as small
+    /// as it writes them, not as part of a large folio that its `fdatasync` would write whole.
+    private func dropCachedPages() {
+        _ = posix_fadvise(descriptor, 0, 0, Int32(POSIX_FADV_DONTNEED))
+    }
+
+    /// What a record with a body of `count` bytes takes in the file: its header and body, in whole pages.
+    static func footprint(_ count: Int) -> Int { (headerBytes + count + pageBytes - 1) / pageBytes * pageBytes }
 
     // MARK: - Reading back
 
@@ -89,6 +105,7 @@ final class LogJournal {
         var bytes = [UInt8](repeating: 0, count: Int(status.st_size))
         let read = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
         guard read == bytes.count else { throw Self.failure("cannot read", path) }
+        dropCachedPages()
         return bytes.withUnsafeBytes { file in
             var records: [Record] = []
             var at = 0
@@ -118,7 +135,7 @@ final class LogJournal {
         guard recordGeneration == generation, length <= file.count - start else { return nil }
         let body = UnsafeRawBufferPointer(rebasing: file[start..<start + length])
         guard Self.checksum(generation: generation, counter: counter, body: body) == checksum else { return nil }
-        return (Record(counter: counter, body: Array(body)), start + length)
+        return (Record(counter: counter, body: Array(body)), at + footprint(length))
     }
 
     // MARK: - Writing
@@ -132,7 +149,7 @@ final class LogJournal {
     }
 
     /// Whether a record with a body of `count` bytes fits after those written since the restart.
-    func fits(_ count: Int) -> Bool { offset + Self.headerBytes + count <= capacity }
+    func fits(_ count: Int) -> Bool { offset + Self.footprint(count) <= capacity }
 
     /// Appends one record, with one `pwrite`, and returns its counter. The page cache holds it from then on, which a
     /// killed process does not lose; ``sync()`` makes it survive a power cut.
@@ -140,7 +157,7 @@ final class LogJournal {
     func append(_ body: [UInt8]) throws -> UInt64 {
         precondition(fits(body.count), "the log checks that a record fits before appending it")
         let counter = lastCounter + 1
-        var record = [UInt8](repeating: 0, count: Self.headerBytes + body.count)
+        var record = [UInt8](repeating: 0, count: Self.footprint(body.count))
         record.withUnsafeMutableBytes { bytes in
             body.withUnsafeBytes { body in
                 bytes.storeBytes(of: Self.magic.littleEndian, toByteOffset: 0, as: UInt32.self)
@@ -149,7 +166,7 @@ final class LogJournal {
                 bytes.storeBytes(of: counter.littleEndian, toByteOffset: 16, as: UInt64.self)
                 let checksum = Self.checksum(generation: generation, counter: counter, body: body)
                 bytes.storeBytes(of: checksum.littleEndian, toByteOffset: 24, as: UInt64.self)
-                UnsafeMutableRawBufferPointer(rebasing: bytes[Self.headerBytes...]).copyMemory(from: body)
+                UnsafeMutableRawBufferPointer(rebasing: bytes[Self.headerBytes..<Self.headerBytes + body.count]).copyMemory(from: body)
             }
         }
         let written = record.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, off_t(offset)) }
