@@ -157,24 +157,38 @@ final class LogJournal {
     func append(_ body: [UInt8]) throws -> UInt64 {
         precondition(fits(body.count), "the log checks that a record fits before appending it")
         let counter = lastCounter + 1
-        var record = [UInt8](repeating: 0, count: Self.footprint(body.count))
-        record.withUnsafeMutableBytes { bytes in
+        var header = [UInt8](repeating: 0, count: Self.headerBytes)
+        header.withUnsafeMutableBytes { bytes in
+            bytes.storeBytes(of: Self.magic.littleEndian, toByteOffset: 0, as: UInt32.self)
+            bytes.storeBytes(of: UInt32(body.count).littleEndian, toByteOffset: 4, as: UInt32.self)
+            bytes.storeBytes(of: generation.littleEndian, toByteOffset: 8, as: UInt64.self)
+            bytes.storeBytes(of: counter.littleEndian, toByteOffset: 16, as: UInt64.self)
+            let checksum = body.withUnsafeBytes { Self.checksum(generation: generation, counter: counter, body: $0) }
+            bytes.storeBytes(of: checksum.littleEndian, toByteOffset: 24, as: UInt64.self)
+        }
+        // One system call for the header, the body and the zeros that fill its last page, none of them copied.
+        let footprint = Self.footprint(body.count)
+        let padding = footprint - Self.headerBytes - body.count
+        let written = header.withUnsafeBytes { header in
             body.withUnsafeBytes { body in
-                bytes.storeBytes(of: Self.magic.littleEndian, toByteOffset: 0, as: UInt32.self)
-                bytes.storeBytes(of: UInt32(body.count).littleEndian, toByteOffset: 4, as: UInt32.self)
-                bytes.storeBytes(of: generation.littleEndian, toByteOffset: 8, as: UInt64.self)
-                bytes.storeBytes(of: counter.littleEndian, toByteOffset: 16, as: UInt64.self)
-                let checksum = Self.checksum(generation: generation, counter: counter, body: body)
-                bytes.storeBytes(of: checksum.littleEndian, toByteOffset: 24, as: UInt64.self)
-                UnsafeMutableRawBufferPointer(rebasing: bytes[Self.headerBytes..<Self.headerBytes + body.count]).copyMemory(from: body)
+                Self.zeroPage.withUnsafeBytes { zeros in
+                    var pieces = [
+                        iovec(iov_base: UnsafeMutableRawPointer(mutating: header.baseAddress), iov_len: header.count),
+                        iovec(iov_base: UnsafeMutableRawPointer(mutating: body.baseAddress), iov_len: body.count),
+                        iovec(iov_base: UnsafeMutableRawPointer(mutating: zeros.baseAddress), iov_len: padding),
+                    ]
+                    return pwritev(descriptor, &pieces, Int32(pieces.count), off_t(offset))
+                }
             }
         }
-        let written = record.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, off_t(offset)) }
-        guard written == record.count else { throw Self.failure("cannot write", path) }
-        offset += record.count
+        guard written == footprint else { throw Self.failure("cannot write", path) }
+        offset += footprint
         lastCounter = counter
         return counter
     }
+
+    /// The zeros after a record's body, up to its page's end.
+    private static let zeroPage = [UInt8](repeating: 0, count: pageBytes)
 
     /// Makes every record written so far survive a power cut.
     /// - Throws: ``BusError`` (`storage`) when the disk cannot sync.
