@@ -44,6 +44,38 @@ struct LogJournalTests {
         }
     }
 
+    /// SQLite's rows of a journaled commit say when it was committed, not when SQLite applied it: after a restart,
+    /// those times would otherwise be the restart's. Stores first seen in the same commit share its time, and keep
+    /// the order they were seen in.
+    @Test func aReplayedCommitKeepsItsTimeAndItsOrder() throws {
+        let directory = Self.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let beforeCommits = Date().timeIntervalSince1970
+        do {
+            let log = try ActionLog(directory: directory.path, sync: .off)
+            _ = try log.recover()
+            log.beginEpoch(1)
+            _ = try log.flushDeferringSync()
+            for sequence in UInt64(1)...5 {
+                if sequence == 2 { for store in ["zeta", "alpha", "mu"] { log.rememberStore(store, history: StoreHistory(from: 1, before: 2)) } }
+                Self.dispatch(sequence, to: log)
+                _ = try log.flushDeferringSync()
+            }
+            #expect(log.journaledRecords == 5, "the five dispatches wait in the journal alone")
+        }
+        let afterCommits = Date().timeIntervalSince1970
+        Thread.sleep(forTimeInterval: 0.05)  // so that a time taken at the replay could not pass for one of the commits'
+        let reopened = try ActionLog(directory: directory.path, sync: .off)
+        let recovered = try reopened.recover()
+        #expect(recovered.journalRecordsApplied == 5)
+        #expect(recovered.stores == ["zeta", "alpha", "mu"])
+        let times = try DatabaseQueue(path: directory.appendingPathComponent(ActionLog.fileName).path).read { db in
+            try Double.fetchAll(db, sql: "SELECT loggedAt FROM action UNION ALL SELECT completedAt FROM outcome")
+        }
+        #expect(times.count == 9, "five actions, four completions")
+        for time in times { #expect(time >= beforeCommits && time <= afterCommits, "\(time) not in \(beforeCommits)...\(afterCommits)") }
+    }
+
     /// A log killed after its commits reached the journal, before SQLite applied them: opened again, it applies them,
     /// and its tables hold row for row what a log that applied them itself holds.
     @Test func whatOnlyTheJournalHeldIsAppliedAtOpening() throws {

@@ -21,28 +21,33 @@ extension ActionLog {
     /// work: 7,000 instructions a batched action (callgrind, `FluxInstructions batch 20000 durable`).
     static let journaledWritesAtMost = 64
 
-    /// The buffered writes as one journal record, when a publication waits for them (an ACTION for its action, a
-    /// RELEASE for its decision), they are few, they all go to the journal, and the record takes at most a quarter of
-    /// it; nil sends them to SQLite directly (outcomes and answers alone, snapshots, compaction, batches).
-    func journalRecord() -> [UInt8]? {
+    /// The buffered writes as one journal record, and the time of their commit, when a publication waits for them (an
+    /// ACTION for its action, a RELEASE for its decision), they are few, they all go to the journal, and the record
+    /// takes at most a quarter of it; nil sends them to SQLite directly (outcomes and answers alone, snapshots,
+    /// compaction, batches).
+    func journalRecord() -> (body: [UInt8], at: Double)? {
         guard let journal, buffer.writes.count <= Self.journaledWritesAtMost,
             buffer.writes.contains(where: { switch $0 { case .action, .decision: true; default: false } }),
-            actionsFollowInOrder(buffer.writes), let body = JournalWrite.encode(buffer.writes, codec: codec),
+            actionsFollowInOrder(buffer.writes)
+        else { return nil }
+        let now = Date().timeIntervalSince1970
+        guard let body = JournalWrite.encode(buffer.writes, at: now, codec: codec),
             LogJournal.footprint(body.count) <= journal.capacity / 4
         else { return nil }
-        return body
+        return (body, now)
     }
 
     /// Appends the buffered writes to the journal as one record: they are committed from then on, as a killed process
     /// goes; with `--sync always`, ``syncCommitted()`` makes them survive a power cut.
-    func journalBuffer(_ body: [UInt8]) throws {
+    func journalBuffer(_ record: (body: [UInt8], at: Double)) throws {
         guard let journal else { return }
+        let body = record.body
         let started = metrics == nil ? nil : ContinuousClock.now
         if !journal.fits(body.count) { try restartJournal() }
         _ = try journal.append(body)
         for write in buffer.writes { indexRequestID(of: write) }
         noteActions(in: buffer.writes)
-        journaled += buffer.writes
+        journaled += buffer.writes.lazy.map { ($0, record.at) }
         journaledRecords += 1
         journaledBytes += body.count
         buffer.committed()
@@ -80,10 +85,11 @@ extension ActionLog {
     func applyToSQLite(_ writes: [LogWrite], generation: UInt64? = nil) throws {
         let records = journal.map { (generation: generation ?? $0.generation, counter: $0.lastCounter) }
         let recordsPlace = !journaled.isEmpty || generation != nil
+        let now = Date().timeIntervalSince1970
         try database.writeWithoutTransaction { db in
             try statements.transaction(in: db) {
-                for write in journaled { try write.perform(in: db, codec: codec, statements: statements) }
-                for write in writes { try write.perform(in: db, codec: codec, statements: statements) }
+                for (write, at) in journaled { try write.perform(in: db, codec: codec, statements: statements, at: at) }
+                for write in writes { try write.perform(in: db, codec: codec, statements: statements, at: now) }
                 if recordsPlace, let records {
                     var row = RowBinder(try statements.journal(in: db))
                     row.integer(records.generation)
@@ -127,7 +133,10 @@ extension ActionLog {
         let records = generation == 0 ? [] : try journal.records(of: generation, after: counter)
         for record in records {
             do {
-                journaled += try JournalWrite.decode(record.body, codec: codec)
+                let (writes, at) = try JournalWrite.decode(record.body, codec: codec)
+                // A record written before records said their time takes the time it is applied.
+                let time = at ?? Date().timeIntervalSince1970
+                journaled += writes.lazy.map { ($0, time) }
             } catch {
                 throw LogDamage(detail: "record \(record.counter) of \(journal.path) is whole but cannot be read: \(error)")
             }

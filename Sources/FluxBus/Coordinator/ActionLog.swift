@@ -42,8 +42,9 @@ final class ActionLog: BufferedLog {
     let walSync: WALSync?
     /// With a data directory: where a dispatch's commits go first.
     let journal: LogJournal?
-    /// The writes the journal holds and SQLite does not yet, in order; how many records and bytes they came in.
-    var journaled: [LogWrite] = []
+    /// The writes the journal holds and SQLite does not yet, in order, each with its commit's time; how many records
+    /// and bytes they came in.
+    var journaled: [(write: LogWrite, at: Double)] = []
     var journaledRecords = 0
     var journaledBytes = 0
     /// The last action's sequence committed, to the journal or to SQLite: the journal takes only actions after it, in
@@ -176,7 +177,8 @@ final class ActionLog: BufferedLog {
                 fingerprint: (row["fingerprint"] as Int64?).map { UInt64(bitPattern: $0) })
         }
         try readDecisionsAndPlans(db, into: &recovered)
-        let storeRows = try Row.fetchAll(db, sql: "SELECT name, historyFrom, historyBefore FROM store ORDER BY firstSeen, name")
+        // In the order first seen: the stores of one commit share its time, and their rows follow each other.
+        let storeRows = try Row.fetchAll(db, sql: "SELECT name, historyFrom, historyBefore FROM store ORDER BY firstSeen, rowid")
         recovered.stores = storeRows.map { $0["name"] }
         for row in storeRows { recovered.histories[row["name"]] = StoreHistory(from: row["historyFrom"], before: row["historyBefore"]) }
         recovered.poisonMarks = try Row.fetchAll(db, sql: "SELECT sequence, store, reason FROM poison ORDER BY sequence, store")

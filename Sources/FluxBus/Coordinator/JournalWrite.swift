@@ -3,19 +3,24 @@ import FluxBusProtocol
 /// How a ``LogJournal`` record's body holds a group commit's writes: each write a kind byte then its fields, integers
 /// little-endian, strings and bytes after a u32 length. A completion holds its entry and an answer its message body as
 /// the SQLite rows do (the protocol's record and frame layouts). Only the writes of a dispatch's path are journaled; a
-/// snapshot's or a compaction's goes to SQLite directly (``encode(_:codec:)`` answers nil for them).
+/// snapshot's or a compaction's goes to SQLite directly (``encode(_:at:codec:)`` answers nil for them). A record starts
+/// with the time of its commit, which SQLite's rows take when they apply it, however much later that is.
 ///
 /// Written by hand rather than through the protocol's generic visitors: called from this module, those are not
 /// specialized, and encoding a lock-step dispatch's record through them cost more than SQLite's commit it replaced.
 enum JournalWrite {
     private enum Kind: UInt8 {
         case epoch = 1, action, completion, decision, plans, answer, store, poison
+        /// The commit's time, seconds since 1970 (a Double's bits): the rows' `loggedAt`, `completedAt` and the like.
+        case committedAt
     }
 
     /// The writes as a record's body; nil when one of them is not journaled.
-    static func encode(_ writes: [LogWrite], codec: Codec) -> [UInt8]? {
+    static func encode(_ writes: [LogWrite], at time: Double, codec: Codec) -> [UInt8]? {
         var out = Writer()
         out.bytes.reserveCapacity(writes.count * 64)
+        out.kind(.committedAt)
+        out.u64(time.bitPattern)
         for write in writes {
             switch write {
             case .epoch(let epoch):
@@ -80,14 +85,17 @@ enum JournalWrite {
         return out.bytes
     }
 
-    /// A record's body as the writes it holds.
-    /// - Throws: ``LogDamage`` when the body is not one ``encode(_:codec:)`` wrote.
-    static func decode(_ body: [UInt8], codec: Codec) throws -> [LogWrite] {
+    /// A record's body as the writes it holds, and the time of their commit when the record says it.
+    /// - Throws: ``LogDamage`` when the body is not one ``encode(_:at:codec:)`` wrote.
+    static func decode(_ body: [UInt8], codec: Codec) throws -> (writes: [LogWrite], at: Double?) {
         var input = Reader(bytes: body)
         var writes: [LogWrite] = []
+        var time: Double?
         while !input.isAtEnd {
             guard let kind = Kind(rawValue: try input.u8()) else { throw LogDamage(detail: "an unknown kind of write") }
             switch kind {
+            case .committedAt:
+                time = Double(bitPattern: try input.u64())
             case .epoch:
                 writes.append(.epoch(try input.u64()))
             case .action:
@@ -133,7 +141,7 @@ enum JournalWrite {
                 writes.append(.poison(PoisonMark(sequence: sequence, store: try input.string(), reason: try input.string())))
             }
         }
-        return writes
+        return (writes, time)
     }
 
     private struct Writer {

@@ -5,9 +5,9 @@ import GRDB
 /// How ``ActionLog``'s group commit applies each buffered write: SQL, one statement or a few per write.
 extension LogWrite {
     /// Runs the write in the transaction of a group commit; `codec` encodes entries and answers as their columns hold
-    /// them, and `statements` holds the hot path's prepared statements.
-    func perform(in db: Database, codec: Codec, statements: LogStatements) throws {
-        let now = Date().timeIntervalSince1970
+    /// them, `statements` holds the hot path's prepared statements, and `now` (seconds since 1970) is the time of the
+    /// commit, which a journaled write keeps until SQLite applies it.
+    func perform(in db: Database, codec: Codec, statements: LogStatements, at now: Double) throws {
         switch self {
         case .epoch(let epoch):
             try db.cachedStatement(sql: "INSERT INTO epoch (epoch, startedAt) VALUES (?, ?)").execute(arguments: [epoch, now])
