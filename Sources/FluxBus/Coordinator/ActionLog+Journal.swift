@@ -47,7 +47,7 @@ extension ActionLog {
         _ = try journal.append(body)
         for write in buffer.writes { indexRequestID(of: write) }
         noteActions(in: buffer.writes)
-        journaled += buffer.writes.lazy.map { ($0, record.at) }
+        for write in buffer.writes { journaled.append((write, record.at)) }
         journaledRecords += 1
         journaledBytes += body.count
         buffer.committed()
@@ -136,7 +136,7 @@ extension ActionLog {
                 let (writes, at) = try JournalWrite.decode(record.body, codec: codec)
                 // A record written before records said their time takes the time it is applied.
                 let time = at ?? Date().timeIntervalSince1970
-                journaled += writes.lazy.map { ($0, time) }
+                for write in writes { journaled.append((write, time)) }
             } catch {
                 throw LogDamage(detail: "record \(record.counter) of \(journal.path) is whole but cannot be read: \(error)")
             }
