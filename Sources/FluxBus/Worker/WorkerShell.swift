@@ -44,6 +44,10 @@ final class WorkerShell {
     private var dealerConnected = false
     private var helloQueued = false
     private let holdsQueuedHellos: Bool
+    /// When the HELLO held through an outage went out, as the connection came up. The engine retries a HELLO a second
+    /// after it made the last one, not after it left, so a retry could follow the held one before its WELCOME came
+    /// back and bring a second WELCOME (and catch-up); for a second after it leaves, it is the HELLO in flight.
+    private var heldHelloLeftAt: MonotonicTime?
     /// Prometheus metrics, when the worker serves them.
     private let metrics: WorkerMetrics?
 
@@ -85,7 +89,7 @@ final class WorkerShell {
         defer { if !abandoned { perform(engine.takeEffects()) } }
         while let frames = try socket.tryReceive() {
             if fromSubscriber, dropPublishedRate > 0, Double.random(in: 0..<1) < dropPublishedRate { continue }
-            if !fromSubscriber { connectionChanged(up: true) }
+            if !fromSubscriber { heardOnDealer() }
             let verdict = run(.message(frames, fromSubscriber: fromSubscriber))
             if verdict == .abandoned || engine.phase == .stopped || (verdict == .stopAsked && !engine.stopping) { return }
             if engine.heldMessages >= 512 || engine.flushesEarly { perform(engine.takeEffects()) }
@@ -114,12 +118,29 @@ final class WorkerShell {
 
     /// The DEALER's connection came up or went down.
     func connectionChanged(up: Bool) {
+        heldHelloLeftAt = up && !dealerConnected && helloQueued ? SystemClock.now : nil
         dealerConnected = up
         if up { helloQueued = false }
     }
 
-    /// Whether a HELLO may be sent now: always with a connection up, and without one only if none is queued yet.
+    /// A message came through the DEALER: its connection is up, and the coordinator is past any HELLO held for it.
+    private func heardOnDealer() {
+        dealerConnected = true
+        helloQueued = false
+        heldHelloLeftAt = nil
+    }
+
+    /// Whether a HELLO may be sent now: with a connection up, unless the one held through the outage has just left;
+    /// without one, only if none is queued yet.
     private func mayQueueHello() -> Bool {
+        if dealerConnected, let left = heldHelloLeftAt {
+            let since = SystemClock.now - left
+            if since < CoordinatorSession.helloRetry {
+                logger.debug("the HELLO held through the outage left \(since.milliseconds) ms ago; waiting for its WELCOME")
+                return false
+            }
+            heldHelloLeftAt = nil
+        }
         if dealerConnected || !holdsQueuedHellos { return true }
         if helloQueued {
             logger.debug("not connected to the coordinator yet; the HELLO already queued goes when the connection is up")
