@@ -159,10 +159,8 @@ struct KilledCoordinatorTests {
         for run in 1...Self.kills {
             #expect(cluster.log("coordinator-\(run)").contains("recovered the log"), "coordinator-\(run) did not resume from the log")
         }
-        // The journal's path ran: some commits of a killed coordinator were in log.journal only, and its restart
-        // applied them (a lock-step commit reaches SQLite's tables with 31 others, or at the next 50 ms tick).
-        let fromJournal = (1...Self.kills).map { Self.journalRecordsApplied(cluster, run: $0) }
-        #expect(fromJournal.contains { $0 > 0 }, "no restart found a commit only the journal held: \(fromJournal)")
+        // Whether a kill found commits in log.journal only is up to timing here (the clients' queued requests go to
+        // SQLite directly and take the journal's records with them): JournalKillTests makes sure one does.
         // No acknowledged request lost: each was in the dead coordinator's log file, under the sequence it was told.
         for kill in kills {
             let missing = kill.acknowledged.filter { kill.logged[$0.key]?.sequence != $0.value }
