@@ -14,10 +14,12 @@ fi
 
 # Run time in ns and voluntary context switches, summed over a process's threads.
 sample() {
-    local pid=$1 ns=0 switches=0 task
+    local pid=$1 ns=0 switches=0 task schedstat status
     for task in /proc/"$pid"/task/*; do
-        ns=$((ns + $(cut -d' ' -f1 "$task/schedstat")))
-        switches=$((switches + $(awk '/^voluntary_ctxt_switches/ { print $2 }' "$task/status")))
+        # A thread may exit between the listing and the reads (a dispatch queue's idle worker): skip it.
+        schedstat=$(cat "$task/schedstat" 2>/dev/null) && status=$(cat "$task/status" 2>/dev/null) || continue
+        ns=$((ns + ${schedstat%% *}))
+        switches=$((switches + $(awk '/^voluntary_ctxt_switches/ { print $2 }' <<<"$status")))
     done
     echo "$ns $switches"
 }
