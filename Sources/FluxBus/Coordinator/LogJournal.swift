@@ -55,7 +55,7 @@ final class LogJournal {
     /// Opens the journal in `directory`, creating it full of zeros when it is missing or shorter than `capacity`.
     /// - Throws: ``BusError`` (`storage`) when the file cannot be opened or written.
     init(directory: String, capacity: Int = LogJournal.defaultCapacity) throws {
-        path = (directory as NSString).appendingPathComponent(Self.fileName)
+        path = Self.path(inDirectory: directory)
         self.capacity = capacity
         descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw Self.failure("cannot open", path) }
@@ -68,6 +68,11 @@ final class LogJournal {
     }
 
     deinit { close(descriptor) }
+
+    /// Where the journal of the log in `directory` is.
+    static func path(inDirectory directory: String) -> String {
+        (directory as NSString).appendingPathComponent(fileName)
+    }
 
     /// Fills the file with zeros up to the capacity, once, and makes that durable with its directory entry.
     private func preallocate() throws {

@@ -41,7 +41,7 @@ final class CoordinatorFigures {
 
     /// A SQLite log's size: the file, its write-ahead log and the journal beside it.
     private static func fileBytes(_ path: String) -> UInt64 {
-        let journal = ((path as NSString).deletingLastPathComponent as NSString).appendingPathComponent(LogJournal.fileName)
+        let journal = LogJournal.path(inDirectory: (path as NSString).deletingLastPathComponent)
         return [path, path + "-wal", journal].reduce(0) { total, file in
             total + ((try? FileManager.default.attributesOfItem(atPath: file)[.size] as? UInt64) ?? 0)
         }

@@ -33,11 +33,12 @@ extension BenchReport {
             if let samples = scenario.rssSamples {
                 notes.append("VmRSS MB at each 10%: " + samples.map { String(format: "%.1f", Double($0) / 1_048_576) }.joined(separator: " "))
             }
-            if let stolen = scenario.stolenCPUSeconds, let wall = scenario.wallSeconds, wall > 0,
-                stolen / (wall * Double(machine.cores)) > 0.05
-            {
-                notes.append(String(format: "the hypervisor took %.1f CPU-seconds (%.0f%% of this machine's) while it ran: its "
-                    + "figures are not comparable with a quiet run's", stolen, 100 * stolen / (wall * Double(machine.cores))))
+            if let stolen = scenario.stolenCPUSeconds, let wall = scenario.wallSeconds, wall > 0 {
+                let share = stolen / (wall * Double(machine.cores))
+                if share > 0.05 {
+                    notes.append(String(format: "the hypervisor took %.1f CPU-seconds (%.0f%% of this machine's) while it ran: "
+                        + "its figures are not comparable with a quiet run's", stolen, 100 * share))
+                }
             }
             if let message = scenario.message { notes.append(message) }
             if !scenario.operation.isEmpty { notes.append(scenario.operation) }

@@ -75,8 +75,7 @@ public enum BenchRunner {
     private static func guarded(_ name: String, _ body: () async throws -> ScenarioReport) async -> ScenarioReport {
         let (started, stolen) = (ContinuousClock.now, MachineInfo.stolenCPUSeconds())
         var report = await reporting(name, body)
-        let wall = ContinuousClock.now - started
-        report.wallSeconds = Double(wall.components.seconds) + Double(wall.components.attoseconds) / 1e18
+        report.wallSeconds = (ContinuousClock.now - started).nanoseconds / 1e9
         if let stolen, let now = MachineInfo.stolenCPUSeconds() { report.stolenCPUSeconds = now - stolen }
         return report
     }
