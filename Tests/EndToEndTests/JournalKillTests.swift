@@ -28,14 +28,14 @@ struct JournalKillTests {
             kill(worker.processIdentifier, SIGSTOP)
             let sender = try await cluster.client(timeout: .seconds(30))
             let pending = Task { _ = try? await sender.dispatch("counter.add", json: #"{"by":1}"#) }
-            while (try? await probe.status(timeout: .seconds(1)))?.logLast ?? 0 <= before {}
+            try await Self.waitUntilLogged(after: before, client: probe)
             kill(coordinator.processIdentifier, SIGKILL)
             coordinator.waitUntilExit()
             kill(worker.processIdentifier, SIGCONT)
             run += 1
             coordinator = try KilledCoordinatorTests.startCoordinator(cluster, run: run)
             try await cluster.waitUntilLive(1, client: probe)
-            applied.append(KilledCoordinatorTests.journalRecordsApplied(cluster, run: run))
+            applied.append(Self.journalRecordsApplied(cluster, run: run))
             pending.cancel()
             await sender.close()
         }
@@ -49,6 +49,22 @@ struct JournalKillTests {
         #expect(String(decoding: state.state, as: UTF8.self) == #"{"value":\#(last)}"#)
         await probe.close()
         await cluster.stop()
+    }
+
+    /// Polls, as fast as answers come, until the coordinator has logged an action after `sequence`.
+    static func waitUntilLogged(after sequence: UInt64, client: BusClient) async throws {
+        let deadline = ContinuousClock.now.advanced(by: .seconds(10))
+        while ContinuousClock.now < deadline {
+            if let status = try? await client.status(timeout: .seconds(1)), status.logLast > sequence { return }
+        }
+        throw ClusterError("the coordinator did not log an action after #\(sequence) within 10 s")
+    }
+
+    /// How many records of log.journal the restarted coordinator of `run` applied, from its "recovered the log" line.
+    static func journalRecordsApplied(_ cluster: Cluster, run: Int) -> Int {
+        let line = cluster.log("coordinator-\(run)").split(separator: "\n").first { $0.contains("recovered the log") } ?? ""
+        guard let range = line.range(of: "fromJournal=") else { return 0 }
+        return Int(line[range.upperBound...].prefix { $0.isNumber }) ?? 0
     }
 
     /// Waits until every action logged has completed, and returns the last one's sequence.

@@ -206,13 +206,6 @@ struct KilledCoordinatorTests {
         }
     }
 
-    /// How many records of log.journal the restarted coordinator of `run` applied, from its "recovered the log" line.
-    static func journalRecordsApplied(_ cluster: Cluster, run: Int) -> Int {
-        let line = cluster.log("coordinator-\(run)").split(separator: "\n").first { $0.contains("recovered the log") } ?? ""
-        guard let range = line.range(of: "fromJournal=") else { return 0 }
-        return Int(line[range.upperBound...].prefix { $0.isNumber }) ?? 0
-    }
-
     /// The request a client sends as its `index`th: its id, key and payload.
     static func request(client: Int, index: Int) -> (id: String, key: String, json: String) {
         let key = "c\(client)-\(index % 16)"
