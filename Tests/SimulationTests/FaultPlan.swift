@@ -44,6 +44,10 @@ struct FaultPlan: CustomStringConvertible {
     /// it handles nothing meanwhile, but its guard heartbeats for it. Drawn from a generator of its own, like
     /// ``logDamage``.
     var busyRate = 0.0
+    /// Whether what a worker sends while its connection to the coordinator is down waits in its DEALER and goes when
+    /// the connection comes up, as libzmq's does (``SimCluster/sendThroughDealer(_:worker:)``), rather than being lost.
+    /// Drawn from a generator of its own, like ``logDamage``: on in half the swarm's runs.
+    var dealerQueues = false
     /// Chance that a busy period longer than the stop grace sees a SIGTERM: after the grace the guard says GOODBYE
     /// for the worker, which exits without performing what the handler's input caused, and restarts.
     var stopWhileBusy = 0.0
@@ -76,6 +80,7 @@ struct FaultPlan: CustomStringConvertible {
             + "coordinator crashes \(coordinatorCrashRate)/s, stalls \(stallRate)/s, flush failures \(percent(flushFailure)), "
             + "coordinator stalls \(coordinatorStallRate)/s, log damage \(percent(logDamage)) of coordinator crashes, "
             + "crashes during a log sync \(percent(crashDuringSync))\(powerCutsLoseCommits ? " (a third losing the commit)" : ""), "
-            + "busy handlers \(busyRate)/s (stopped while busy \(percent(stopWhileBusy))), reads failing \(percent(readFailure))"
+            + "busy handlers \(busyRate)/s (stopped while busy \(percent(stopWhileBusy))), reads failing \(percent(readFailure)), "
+            + "sends \(dealerQueues ? "queued" : "lost") in a worker's DEALER while its connection is down"
     }
 }

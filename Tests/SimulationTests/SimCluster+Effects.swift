@@ -56,6 +56,10 @@ extension SimCluster {
             switch effect {
             case .send(let message):
                 if case .ack(let ack) = message { checker.acknowledged(ack, by: workers[index].id) }
+                if faults.dealerQueues {
+                    sendThroughDealer(message, worker: index)
+                    continue
+                }
                 guard !workers[index].partitioned else { continue }
                 checker.workerSent(message)
                 deliver(.toCoordinator(codec.encode(message).prepended(workers[index].routingID),

@@ -21,6 +21,7 @@ extension SimCluster {
         case .toWorker(let index, let frames, let fromSubscriber, let generation):
             guard let engine = workers[index].engine, generation == workers[index].generation else { return }
             if postponedByStall(event, worker: index) { return }
+            if !fromSubscriber, faults.dealerQueues { workers[index].hellos.heardFromCoordinator() }
             engine.handle(.message(frames, fromSubscriber: fromSubscriber), at: time)
             perform(engine.takeEffects(), worker: index)
         case .toClient(let index, let frames, _):
@@ -69,6 +70,9 @@ extension SimCluster {
             if incarnation == workers[index].incarnation, workers[index].subscribed { workers[index].subscriptionReady = true }
         case .healPartition(let index):
             workers[index].partitioned = false
+            if coordinator != nil { scheduleDealerReconnect(index) }
+        case .dealerConnected(let index, let incarnation, let coordinatorIncarnation):
+            dealerConnected(index, incarnation: incarnation, coordinator: coordinatorIncarnation)
         case .toReader(let frames, let generation):
             guard generation == reader.generation else { return }
             var reader = self.reader

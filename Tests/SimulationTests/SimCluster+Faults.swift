@@ -13,6 +13,7 @@ extension SimCluster {
         if happens(faults.partitionRate), workers[index].engine != nil, !workers[index].partitioned {
             workers[index].partitioned = true
             workers[index].generation += 1
+            dealerDisconnected(index)
             checker.note("fault: partition w\(index + 1)")
             agenda.schedule(.healPartition(index), at: now + Int64.random(in: 100_000...3_000_000, using: &random))
         }
@@ -42,6 +43,7 @@ extension SimCluster {
         checker.note("fault: crash w\(index + 1)")
         workers[index].engine = nil
         workers[index].generation += 1
+        workers[index].dealerQueue = []
         workers[index].subscribed = false
         workers[index].subscriptionReady = false
         workers[index].stalledUntil = 0
@@ -54,15 +56,19 @@ extension SimCluster {
         checker.note("fault: stall the coordinator until \(self.coordinatorStalledUntil)")
     }
 
-    func crashCoordinator() {
+    /// Crashes the coordinator; it restarts `restartAfter` microseconds later, or 0.1–1.5 s later when nil.
+    func crashCoordinator(restartAfter: Int64? = nil) {
         checker.note("fault: crash the coordinator")
         coordinator = nil
         coordinatorStalledUntil = 0
         coordinatorIncarnation += 1
-        for index in workers.indices { workers[index].generation += 1 }
+        for index in workers.indices {
+            workers[index].generation += 1
+            dealerDisconnected(index)
+        }
         for index in clients.indices { clients[index].generation += 1 }
         reader.generation += 1
-        agenda.schedule(.coordinatorRestart, at: now + Int64.random(in: 100_000...1_500_000, using: &random))
+        agenda.schedule(.coordinatorRestart, at: now + (restartAfter ?? Int64.random(in: 100_000...1_500_000, using: &random)))
         if faults.logDamage > 0, let last = disk.newestSequence, Double.random(in: 0..<1, using: &damageRandom) < faults.logDamage {
             damagedLogBackup = disk.contents
             if Bool.random(using: &damageRandom) {

@@ -39,7 +39,8 @@ extension SimCluster {
         engine.flushLog()
         perform(engine.takeEffects())
         agenda.schedule(.coordinatorTick(incarnation: coordinatorIncarnation), at: now + 1_000)
-        // Workers' SUB sockets reconnect to the new PUB by themselves, after a while.
+        // Workers' DEALERs reconnect by themselves, and their SUB sockets to the new PUB, after a while.
+        for index in workers.indices { scheduleDealerReconnect(index) }
         for index in workers.indices where workers[index].subscribed {
             workers[index].subscriptionReady = false
             agenda.schedule(
@@ -75,6 +76,7 @@ extension SimCluster {
         checker.workerStarted(index, from: withCheckpoint ? node.checkpoint?.lastApplied : nil)
         node.engine = engine
         workers[index] = node
+        openDealer(index)
         armCrashMarker(engine, worker: index)
         engine.handle(.start, at: time)
         perform(engine.takeEffects(), worker: index)

@@ -30,6 +30,8 @@ final class SimCluster {
         case duringSync(SyncFault, incarnation: Int)
         /// The shell's timer for the COMPLETEDs the coordinator holds for its next publication.
         case completedWindow(incarnation: Int)
+        /// A worker's DEALER reconnected to a coordinator incarnation (``FaultPlan/dealerQueues``).
+        case dealerConnected(Int, incarnation: Int, coordinator: Int)
     }
 
     /// Who sent a message to the coordinator, and the connection's generation when it was sent: a message sent over
@@ -54,6 +56,11 @@ final class SimCluster {
         /// next HELLO.
         var crashMarker: SimCrashMarker?
         var lastCrash: HandlerCrash?
+        /// Its DEALER (``FaultPlan/dealerQueues``): whether its connection is up, what waits for one, and which HELLOs
+        /// it takes.
+        var dealerUp = true
+        var dealerQueue: [[[UInt8]]] = []
+        var hellos = HelloGate(holdsQueuedHellos: true)
         var routingID: [UInt8] { Array(id.utf8) }
     }
 
@@ -136,6 +143,12 @@ final class SimCluster {
     var losesPublished: ((Message, _ worker: Int) -> Bool)?
     /// A scenario's count: called with each message the coordinator sends one worker directly.
     var watchesDirectSends: ((Message, _ worker: Int) -> Void)?
+    /// The HELLO rule of the workers' DEALERs, and how long one takes to reconnect (``FaultPlan/dealerQueues``).
+    var helloRule = HelloRule.gated
+    var dealerReconnect: ClosedRange<Int64> = 1_000...150_000
+    /// Sends a DEALER refused at its high-water mark, and queued ones that left when a connection came up.
+    var dealerDrops = 0
+    var dealerQueuedSent = 0
 
     init(
         seed: UInt64, faults: FaultPlan? = nil, topology: SimTopology = .remoteDependents, actionsPerClient: Int = 40,
@@ -165,6 +178,9 @@ final class SimCluster {
                 self.faults.readFailure = Double.random(in: 0.005...0.05, using: &mixRandom)
             }
         }
+        // Half the runs have sends queue in the workers' DEALERs through an outage, as libzmq's do; its own draw.
+        var dealerRandom = SplitMix64(seed: seed ^ 0xDEA1_E40E)
+        if faults == nil, Bool.random(using: &dealerRandom) { self.faults.dealerQueues = true }
         busyRandom = SplitMix64(seed: seed ^ 0xB05E_4A4D)
         if faults == nil, Bool.random(using: &busyRandom) {
             self.faults.busyRate = Double.random(in: 0.05...0.4, using: &busyRandom)
@@ -239,6 +255,7 @@ final class SimCluster {
         if coordinator == nil { agenda.schedule(.coordinatorRestart, at: now + 1_000) }
         coordinatorStalledUntil = min(coordinatorStalledUntil, now)
         for index in workers.indices {
+            if workers[index].partitioned, coordinator != nil { scheduleDealerReconnect(index) }
             workers[index].partitioned = false
             workers[index].stalledUntil = min(workers[index].stalledUntil, now)
             workers[index].busyUntil = min(workers[index].busyUntil, now)

@@ -24,6 +24,8 @@ struct SimulationRun {
     let failedReads: Int
     /// FETCHes that workers sent ahead while an answer was arriving.
     let fetchesAhead: Int
+    /// Messages that waited in a worker's DEALER through an outage and reached a coordinator after it.
+    let dealerQueuedSent: Int
     let ledgerTraps: Set<UInt32>
     let violation: String?
     let recentSteps: [String]
@@ -60,6 +62,7 @@ struct SimulationRun {
         storageStops = cluster.storageStops.count
         failedReads = cluster.disk.failedReads
         fetchesAhead = cluster.fetchesAhead + cluster.workers.compactMap(\.engine).reduce(0) { $0 + $1.catchUp.fetchesAhead }
+        dealerQueuedSent = cluster.dealerQueuedSent
         ledgerTraps = cluster.ledgerTraps
         transfers = cluster.checker.transfers
         violation = cluster.checker.violation

@@ -25,6 +25,7 @@ struct SimulationTests {
         var syncFaults = 0
         var (lostCommits, failedReads) = (0, 0)
         var fetchesAhead = 0
+        var dealerQueuedSent = 0
         var failures: [String] = []
         var transfers: [String: Int] = [:]
         for seed in Self.seeds {
@@ -35,6 +36,7 @@ struct SimulationTests {
             syncFaults += run.syncFaults
             (lostCommits, failedReads) = (lostCommits + run.lostCommits, failedReads + run.failedReads)
             fetchesAhead += run.fetchesAhead
+            dealerQueuedSent += run.dealerQueuedSent
             transfers.merge(run.transfers, uniquingKeysWith: +)
             if run.violation != nil { failures.append(run.report) }
         }
@@ -44,6 +46,7 @@ struct SimulationTests {
             + "\(busy.periods) busy handlers (\(busy.stops) stopped while busy), \(poison.traps) processes died in a "
             + "trapping handler (\(poison.marks) actions poisoned), \(syncFaults) crashes or power cuts while the log synced, "
             + "\(lostCommits) commits lost by them, \(failedReads) reads of the log failed, \(fetchesAhead) FETCHes sent ahead, "
+            + "\(dealerQueuedSent) messages queued in a DEALER through an outage, "
             + "\(failures.count) failed")
         print("simulation: state moved in chunks: " + transfers.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", "))
         // Snapshots must really travel in chunks here, or the faults above never hit a transfer mid-stream.
@@ -51,6 +54,8 @@ struct SimulationTests {
             #expect(transfers["SNAPSHOT streamed", default: 0] > 0 && transfers["STATE streamed", default: 0] > 0)
             // Catching up must really fetch ahead here, or the faults above never hit a second FETCH in flight.
             #expect(fetchesAhead > 0)
+            // Workers' sends must really wait through outages and reach the next coordinator here.
+            #expect(dealerQueuedSent > 0)
             // The faults that found bugs only together must strike together here too.
             #expect(lostCommits > 0 && failedReads > 0, "commits lost \(lostCommits), reads failed \(failedReads)")
         }

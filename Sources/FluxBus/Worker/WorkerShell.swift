@@ -36,18 +36,8 @@ final class WorkerShell {
     private let checkpointWriter = DispatchQueue(label: "fluxbus-worker-checkpoint")
     /// Whether a checkpoint is being written; the next is taken at the interval after it.
     private var checkpointInFlight = false
-    /// Whether the DEALER has a connection up (its monitor said so, or a message came through it), and whether a
-    /// HELLO waits in it for one. A DEALER queues what is sent while no connection is up and delivers it all on
-    /// connect, so the engine's HELLO, re-sent every second through an outage, would bring one WELCOME (and one
-    /// catch-up) per second of it. One queued HELLO is enough: a joining worker applies nothing, so what its HELLO
-    /// says does not change. Over `inproc://`, which has no handshake for the monitor to report, HELLOs are not held.
-    private var dealerConnected = false
-    private var helloQueued = false
-    private let holdsQueuedHellos: Bool
-    /// When the HELLO held through an outage went out, as the connection came up. The engine retries a HELLO a second
-    /// after it made the last one, not after it left, so a retry could follow the held one before its WELCOME came
-    /// back and bring a second WELCOME (and catch-up); for a second after it leaves, it is the HELLO in flight.
-    private var heldHelloLeftAt: MonotonicTime?
+    /// Which of the engine's HELLOs the DEALER takes: one queued through an outage, then none while it is in flight.
+    private var hellos: HelloGate
     /// Prometheus metrics, when the worker serves them.
     private let metrics: WorkerMetrics?
 
@@ -64,7 +54,7 @@ final class WorkerShell {
         self.dealer = dealer
         self.security = configuration.security
         self.dropPublishedRate = configuration.dropPublishedRate
-        holdsQueuedHellos = !configuration.coordinator.hasPrefix("inproc://")
+        hellos = HelloGate(holdsQueuedHellos: !configuration.coordinator.hasPrefix("inproc://"))
         self.checkpointFile = checkpointFile
         self.journal = journal
         self.events = events
@@ -89,7 +79,7 @@ final class WorkerShell {
         defer { if !abandoned { perform(engine.takeEffects()) } }
         while let frames = try socket.tryReceive() {
             if fromSubscriber, dropPublishedRate > 0, Double.random(in: 0..<1) < dropPublishedRate { continue }
-            if !fromSubscriber { heardOnDealer() }
+            if !fromSubscriber { hellos.heardFromCoordinator() }
             let verdict = run(.message(frames, fromSubscriber: fromSubscriber))
             if verdict == .abandoned || engine.phase == .stopped || (verdict == .stopAsked && !engine.stopping) { return }
             if engine.heldMessages >= 512 || engine.flushesEarly { perform(engine.takeEffects()) }
@@ -118,36 +108,20 @@ final class WorkerShell {
 
     /// The DEALER's connection came up or went down.
     func connectionChanged(up: Bool) {
-        heldHelloLeftAt = up && !dealerConnected && helloQueued ? SystemClock.now : nil
-        dealerConnected = up
-        if up { helloQueued = false }
+        hellos.connectionChanged(up: up, at: SystemClock.now)
     }
 
-    /// A message came through the DEALER: its connection is up, and the coordinator is past any HELLO held for it.
-    private func heardOnDealer() {
-        dealerConnected = true
-        helloQueued = false
-        heldHelloLeftAt = nil
-    }
-
-    /// Whether a HELLO may be sent now: with a connection up, unless the one held through the outage has just left;
-    /// without one, only if none is queued yet.
+    /// Whether the engine's HELLO goes now (``HelloGate``).
     private func mayQueueHello() -> Bool {
-        if dealerConnected, let left = heldHelloLeftAt {
-            let since = SystemClock.now - left
-            if since < CoordinatorSession.helloRetry {
-                logger.debug("the HELLO held through the outage left \(since.milliseconds) ms ago; waiting for its WELCOME")
-                return false
-            }
-            heldHelloLeftAt = nil
-        }
-        if dealerConnected || !holdsQueuedHellos { return true }
-        if helloQueued {
+        switch hellos.admitHello(at: SystemClock.now) {
+        case .send:
+            return true
+        case .alreadyQueued:
             logger.debug("not connected to the coordinator yet; the HELLO already queued goes when the connection is up")
-            return false
+        case .heldHelloInFlight(let since):
+            logger.debug("the HELLO held through the outage left \(since.milliseconds) ms ago; waiting for its WELCOME")
         }
-        helloQueued = true
-        return true
+        return false
     }
 
     private func perform(_ effects: [WorkerEffect]) {
