@@ -6,8 +6,9 @@ import FluxBusProtocol
 /// coordinator is down (a coordinator crash, a partition) waits in the socket and goes, in order, when the connection
 /// comes up, as libzmq's DEALER does with `ZMQ_IMMEDIATE` 0, the worker's setting: the new coordinator then receives
 /// HEARTBEATs, ACKs and FETCHes meant for the one before it. The worker's own ``HelloGate`` decides which HELLOs the
-/// socket takes. With the plan's flag off, a send over a connection that is down is lost, as the TCP connection's
-/// bytes are.
+/// socket takes. The other way, the coordinator's ROUTER drops what it sends a worker whose connection is down, a
+/// partition included. With the plan's flag off, a worker's send over a connection that is down is lost, as the TCP
+/// connection's bytes are, and the coordinator's direct sends reach a partitioned worker.
 extension SimCluster {
     /// libzmq's default send high-water mark; a send beyond it fails, and the shell drops what it tried to send.
     static let dealerHighWaterMark = 1_000

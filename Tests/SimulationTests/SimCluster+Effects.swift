@@ -15,6 +15,8 @@ extension SimCluster {
                 checkDurable(message)
                 if let index = workers.firstIndex(where: { $0.routingID == routingID }) {
                     watchesDirectSends?(message, index)
+                    // A ROUTER drops what it sends to a peer with no connection up.
+                    if faults.dealerQueues, !workers[index].dealerUp || workers[index].partitioned { continue }
                     deliver(.toWorker(index, frames, fromSubscriber: false, generation: workers[index].generation), link: 3 * index)
                 } else if let index = clients.firstIndex(where: { $0.routingID == routingID }) {
                     deliver(.toClient(index, frames, generation: clients[index].generation), link: 100 + index)
