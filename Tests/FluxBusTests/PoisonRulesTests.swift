@@ -1,4 +1,3 @@
-import Foundation
 @testable import FluxBus
 import FluxBusProtocol
 import Testing
@@ -37,30 +36,6 @@ struct PoisonRulesTests {
         #expect(HandlerCrashMarker.parse("fluxbus-crash 2\n7\nprice\nSIGILL\n") == nil, "another format")
         #expect(HandlerCrashMarker.parse("fluxbus-crash 1\n0\nprice\nSIGILL\n") == nil, "sequence 0 is no crash")
         #expect(HandlerCrashMarker.parse("fluxbus-crash 1\nx\nprice\nSIGILL\n") == nil)
-    }
-
-    @Test func aCleanEndRemovesTheMarkerFileUnlessAnotherProcessReopenedIt() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("marker-\(UInt64.random(in: 0...UInt64.max))").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let path = HandlerCrashMarker.path(worker: "w1", directory: directory)
-
-        let ours = open(path, O_RDWR | O_CREAT | O_TRUNC, 0o644)
-        #expect(ours >= 0)
-        HandlerCrashMarker.remove(path, ifStillOpenAs: ours)
-        close(ours)
-        #expect(!FileManager.default.fileExists(atPath: path), "a clean end leaves no marker")
-
-        // When the path names another file by the time a process ends (here one a newer process of the worker made),
-        // that file stays.
-        let older = open(path, O_RDWR | O_CREAT | O_TRUNC, 0o644)
-        unlink(path)
-        let newer = open(path, O_RDWR | O_CREAT | O_TRUNC, 0o644)
-        #expect(older >= 0 && newer >= 0)
-        HandlerCrashMarker.remove(path, ifStillOpenAs: older)
-        #expect(FileManager.default.fileExists(atPath: path), "the newer process's marker stays")
-        close(older)
-        close(newer)
     }
 
     @Test func onlyAnOutcomeNoReplicaGaveMayBePoisoned() {

@@ -12,8 +12,7 @@ protocol HandlerCrashMarking: AnyObject {
 
 /// The file a worker's process writes when a store's handler kills it (a trap, a fault, an abort), read by the next
 /// process under the same id, which reports it in HELLO (docs/OPERATIONS.md, "Poison actions"). It lives beside the
-/// checkpoint with `--data-dir`, else in the temporary directory: it has to outlive a process, not a reboot. A process
-/// that stops cleanly removes it: only a death in a handler leaves one behind.
+/// checkpoint with `--data-dir`, else in the temporary directory: it has to outlive a process, not a reboot.
 ///
 /// Arming costs two stores and no syscall; the handler writes with `pwrite` into a file opened here. A signal handler
 /// is the process's, so one worker of a process keeps a marker at a time (``claim(path:stores:)``); a second worker in
@@ -74,20 +73,8 @@ final class HandlerCrashMarker: HandlerCrashMarking {
 
     deinit {
         fluxbus_crash_marker_release(descriptor)
-        // Released, the process did not die in a handler: the next one has nothing to read, so the file goes rather
-        // than pile up, one per worker id, in the temporary directory.
-        Self.remove(path, ifStillOpenAs: descriptor)
         close(descriptor)
         Self.held.withLock { $0 = false }
-    }
-
-    /// Removes the file at `path` if it is still the one `descriptor` has open. Another process of the same worker
-    /// that started meanwhile truncated and reused the path (``init(path:stores:)``): that file is its own, and stays.
-    static func remove(_ path: String, ifStillOpenAs descriptor: Int32) {
-        var open = stat(), named = stat()
-        guard fstat(descriptor, &open) == 0, stat(path, &named) == 0, open.st_dev == named.st_dev, open.st_ino == named.st_ino
-        else { return }
-        unlink(path)
     }
 
     /// `fluxbus-crash 1`, the sequence, the store and the signal, one per line; anything else is no report.

@@ -1,3 +1,4 @@
+import Foundation
 import Flux
 import FluxBusProtocol
 import Logging
@@ -56,6 +57,13 @@ public final class Worker: Service, Sendable {
 
     /// How long a graceful stop waits for a handler that is running before the worker says goodbye without it.
     public static let abandonGrace = Duration.seconds(2)
+
+    /// Removes the crash marker file of worker `id` (docs/OPERATIONS.md, "Poison actions"), for a caller that ran a
+    /// throwaway worker under an id no other process uses, such as `fluxbus bench`'s replica. A worker leaves its own
+    /// file when it stops, even cleanly: another process of the same id may have that file open, to report its death.
+    public static func removeCrashMarker(worker id: String, dataDirectory: String? = nil) {
+        try? FileManager.default.removeItem(atPath: HandlerCrashMarker.path(worker: id, directory: dataDirectory))
+    }
 
     /// What the worker reports as it runs. One consumer.
     public var events: AsyncStream<WorkerEvent> { eventStream }

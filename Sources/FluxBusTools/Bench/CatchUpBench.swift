@@ -60,6 +60,8 @@ enum CatchUpBench {
             timeout.cancel()
             worker.stop()
             _ = try? await running.value
+            // Its id is this run's alone: its crash marker would stay in the temporary directory, one per run.
+            Worker.removeCrashMarker(worker: configuration.id)
             let after = pid.flatMap(ProcessStats.read(pid:))
             guard let welcomed, let (liveAt, sequence) = live else {
                 throw BusError(code: .unreachable, message: "the replica did not become live within 120 seconds")
