@@ -28,7 +28,9 @@ struct JournalKillTests {
             kill(worker.processIdentifier, SIGSTOP)
             let sender = try await cluster.client(timeout: .seconds(30))
             let pending = Task { _ = try? await sender.dispatch("counter.add", json: #"{"by":1}"#) }
-            try await Self.waitUntilLogged(after: before, client: probe)
+            _ = try await Self.status(of: probe, within: .seconds(10), "the coordinator to log an action after #\(before)") {
+                $0.logLast > before
+            }
             kill(coordinator.processIdentifier, SIGKILL)
             coordinator.waitUntilExit()
             kill(worker.processIdentifier, SIGCONT)
@@ -51,13 +53,17 @@ struct JournalKillTests {
         await cluster.stop()
     }
 
-    /// Polls, as fast as answers come, until the coordinator has logged an action after `sequence`.
-    static func waitUntilLogged(after sequence: UInt64, client: BusClient) async throws {
-        let deadline = ContinuousClock.now.advanced(by: .seconds(10))
+    /// Polls STATUS until `holds` is true of it, every `pause`, for at most `limit`; `awaited` says what for.
+    static func status(
+        of client: BusClient, within limit: Duration, pause: Duration = .zero, _ awaited: String,
+        until holds: (Message.Status) -> Bool
+    ) async throws -> Message.Status {
+        let deadline = ContinuousClock.now.advanced(by: limit)
         while ContinuousClock.now < deadline {
-            if let status = try? await client.status(timeout: .seconds(1)), status.logLast > sequence { return }
+            if let status = try? await client.status(timeout: .seconds(1)), holds(status) { return status }
+            if pause > .zero { try await Task.sleep(for: pause) }
         }
-        throw ClusterError("the coordinator did not log an action after #\(sequence) within 10 s")
+        throw ClusterError("waited \(limit) for \(awaited)")
     }
 
     /// How many records of log.journal the restarted coordinator of `run` applied, from its "recovered the log" line.
@@ -69,11 +75,8 @@ struct JournalKillTests {
 
     /// Waits until every action logged has completed, and returns the last one's sequence.
     static func settled(_ client: BusClient) async throws -> UInt64 {
-        let deadline = ContinuousClock.now.advanced(by: .seconds(20))
-        while ContinuousClock.now < deadline {
-            if let status = try? await client.status(timeout: .seconds(1)), status.sequence == status.logLast { return status.logLast }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        throw ClusterError("the log's actions did not all complete within 20 s")
+        try await status(of: client, within: .seconds(20), pause: .milliseconds(20), "every logged action to complete") {
+            $0.sequence == $0.logLast
+        }.logLast
     }
 }

@@ -24,8 +24,10 @@ struct SimulationRun {
     let failedReads: Int
     /// FETCHes that workers sent ahead while an answer was arriving.
     let fetchesAhead: Int
-    /// Messages that waited in a worker's DEALER through an outage and reached a coordinator after it.
+    /// Messages that waited in a worker's DEALER through an outage and reached a coordinator after it, and sends a
+    /// DEALER refused at its high-water mark.
     let dealerQueuedSent: Int
+    let dealerDrops: Int
     let ledgerTraps: Set<UInt32>
     let violation: String?
     let recentSteps: [String]
@@ -63,6 +65,7 @@ struct SimulationRun {
         failedReads = cluster.disk.failedReads
         fetchesAhead = cluster.fetchesAhead + cluster.workers.compactMap(\.engine).reduce(0) { $0 + $1.catchUp.fetchesAhead }
         dealerQueuedSent = cluster.dealerQueuedSent
+        dealerDrops = cluster.dealerDrops
         ledgerTraps = cluster.ledgerTraps
         transfers = cluster.checker.transfers
         violation = cluster.checker.violation

@@ -25,7 +25,7 @@ struct SimulationTests {
         var syncFaults = 0
         var (lostCommits, failedReads) = (0, 0)
         var fetchesAhead = 0
-        var dealerQueuedSent = 0
+        var (dealerQueuedSent, dealerDrops) = (0, 0)
         var failures: [String] = []
         var transfers: [String: Int] = [:]
         for seed in Self.seeds {
@@ -36,7 +36,7 @@ struct SimulationTests {
             syncFaults += run.syncFaults
             (lostCommits, failedReads) = (lostCommits + run.lostCommits, failedReads + run.failedReads)
             fetchesAhead += run.fetchesAhead
-            dealerQueuedSent += run.dealerQueuedSent
+            (dealerQueuedSent, dealerDrops) = (dealerQueuedSent + run.dealerQueuedSent, dealerDrops + run.dealerDrops)
             transfers.merge(run.transfers, uniquingKeysWith: +)
             if run.violation != nil { failures.append(run.report) }
         }
@@ -46,7 +46,7 @@ struct SimulationTests {
             + "\(busy.periods) busy handlers (\(busy.stops) stopped while busy), \(poison.traps) processes died in a "
             + "trapping handler (\(poison.marks) actions poisoned), \(syncFaults) crashes or power cuts while the log synced, "
             + "\(lostCommits) commits lost by them, \(failedReads) reads of the log failed, \(fetchesAhead) FETCHes sent ahead, "
-            + "\(dealerQueuedSent) messages queued in a DEALER through an outage, "
+            + "\(dealerQueuedSent) messages queued in a DEALER through an outage (\(dealerDrops) refused at its high-water mark), "
             + "\(failures.count) failed")
         print("simulation: state moved in chunks: " + transfers.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", "))
         // Snapshots must really travel in chunks here, or the faults above never hit a transfer mid-stream.

@@ -22,7 +22,7 @@ struct HelloGate {
     /// to report, nothing is held back.
     let holdsQueuedHellos: Bool
     /// Whether the DEALER has a connection up: its monitor said so, or a message came through it.
-    private(set) var isConnected = false
+    private var isConnected = false
     private var helloQueued = false
     /// When the HELLO held through an outage went out, as the connection came up.
     private var heldHelloLeftAt: MonotonicTime?

@@ -38,6 +38,8 @@ enum CatchUpBench {
             // measure this process waking for each (a quarter of the replica's thread), not the replay.
             configuration.reportsAppliedEvents = false
             let worker = Worker(configuration: configuration, logger: logger)
+            // Its id is this run's alone: its crash marker would stay in the temporary directory, one per run.
+            defer { Worker.removeCrashMarker(worker: configuration.id) }
             let before = pid.flatMap(ProcessStats.read(pid:))
             let clock = ContinuousClock()
             let started = clock.now
@@ -60,8 +62,6 @@ enum CatchUpBench {
             timeout.cancel()
             worker.stop()
             _ = try? await running.value
-            // Its id is this run's alone: its crash marker would stay in the temporary directory, one per run.
-            Worker.removeCrashMarker(worker: configuration.id)
             let after = pid.flatMap(ProcessStats.read(pid:))
             guard let welcomed, let (liveAt, sequence) = live else {
                 throw BusError(code: .unreachable, message: "the replica did not become live within 120 seconds")
