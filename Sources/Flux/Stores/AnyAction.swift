@@ -28,8 +28,15 @@ public struct AnyAction: Sendable {
     /// The payload as a given type: the value itself in process, or decoded from JSON.
     /// - Throws: ``StoreError`` with code `payloadType` when the payload does not fit the type.
     public func payload<Payload: Decodable>(as type: Payload.Type = Payload.self) throws -> Payload {
+        try payload(as: type, reading: JSONCoding.reader(for: type))
+    }
+
+    /// The payload as `type`, its JSON read by `read`: a handler table chooses the reader once, when the handler is
+    /// added, instead of once per action.
+    @usableFromInline
+    func payload<Payload: Decodable>(as type: Payload.Type, reading read: JSONCoding.Reader<Payload>) throws -> Payload {
         do {
-            return try payload.decode(as: type)
+            return try payload.decode(as: type, reading: read)
         } catch {
             throw StoreError(
                 code: .payloadType,
@@ -60,6 +67,14 @@ package enum Value: @unchecked Sendable {
         }
     }
 
+    /// The value as `T`, its JSON (when it is bytes) read by `read`, a reader of `T` chosen beforehand.
+    package func decode<T: Decodable>(as type: T.Type, reading read: JSONCoding.Reader<T>) throws -> T {
+        switch self {
+        case .value(let value): try Self.cast(value, as: T.self)
+        case .encoded(let bytes): try read.decode(bytes)
+        }
+    }
+
     /// A typed value as `T`. Apart, so that decoding bytes, a worker's every action, does not fetch the metadata of
     /// `Optional<T>` this cast needs (about 330 instructions).
     @inline(never)
@@ -83,6 +98,7 @@ package enum Value: @unchecked Sendable {
 }
 
 /// The project's one JSON setting: sorted keys, so that equal states give equal bytes and equal digests.
+@usableFromInline
 package enum JSONCoding {
     // One of each, shared: making a coder costs more than a small payload's whole decode. Both are Sendable, and
     // their options never change after this.
@@ -103,16 +119,27 @@ package enum JSONCoding {
     }
 
     package static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
-        if let readable = T.self as? any JSONReadable.Type { return try read(readable, from: bytes, as: T.self) }
-        return try decoder.decode(T.self, from: Data(bytes))
+        try reader(for: type).decode(bytes)
+    }
+
+    /// How JSON becomes a `T`: its own reader when it is ``JSONReadable``, otherwise `JSONDecoder`. Asking which is a
+    /// conformance lookup at run time, a few hundred instructions: a handler table asks once per handler.
+    @usableFromInline
+    package struct Reader<T: Decodable>: Sendable {
+        @usableFromInline let decode: @Sendable ([UInt8]) throws -> T
+    }
+
+    @usableFromInline
+    package static func reader<T: Decodable>(for type: T.Type) -> Reader<T> {
+        if let readable = T.self as? any JSONReadable.Type { return reader(readable, as: T.self) }
+        return Reader { bytes in try decoder.decode(T.self, from: Data(bytes)) }
     }
 
     /// `R(json:)` as the `T` it is. Opened on the concrete type, the value is never boxed in an existential: boxing
     /// it, then casting it back, took an allocation and a dynamic cast per payload.
-    private static func read<R: JSONReadable, T>(_ readable: R.Type, from bytes: [UInt8], as type: T.Type) throws -> T {
-        let value = try R(json: bytes)
-        // R is T (the caller found it by casting T.self), so this cast only confirms that.
-        return value as! T
+    private static func reader<R: JSONReadable, T>(_ readable: R.Type, as type: T.Type) -> Reader<T> {
+        // R is T (found by casting T.self), so the cast only confirms that.
+        Reader { bytes in try R(json: bytes) as! T }
     }
 
     /// `JSONDecoder` alone, for a ``JSONReadable`` whose own reader declines an input and leaves it the verdict.

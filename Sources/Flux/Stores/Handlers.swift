@@ -37,8 +37,9 @@ public struct Handlers<S: Store>: Sendable {
         _ handler: @escaping @Sendable (S, Action<Payload>, DispatchContext) throws -> Void
     ) -> Handlers<S> {
         var copy = self
+        let read = JSONCoding.reader(for: Payload.self)
         copy.table[type.name] = .sync { store, action, context in
-            try handler(store, try Self.typed(action, as: type), context)
+            try handler(store, try Self.typed(action, as: type, reading: read), context)
         }
         return copy
     }
@@ -59,15 +60,18 @@ public struct Handlers<S: Store>: Sendable {
         _ handler: @escaping Awaiting<Action<Payload>>
     ) -> Handlers<S> {
         var copy = self
+        let read = JSONCoding.reader(for: Payload.self)
         copy.table[type.name] = .async { store, action, context in
-            try await handler(store, try Self.typed(action, as: type), context)
+            try await handler(store, try Self.typed(action, as: type, reading: read), context)
         }
         return copy
     }
 
     @inlinable
-    static func typed<Payload>(_ action: AnyAction, as type: ActionType<Payload>) throws -> Action<Payload> {
-        Action(ActionType(action.name), try action.payload(as: Payload.self), error: action.error)
+    static func typed<Payload>(
+        _ action: AnyAction, as type: ActionType<Payload>, reading read: JSONCoding.Reader<Payload>
+    ) throws -> Action<Payload> {
+        Action(ActionType(action.name), try action.payload(as: Payload.self, reading: read), error: action.error)
     }
 
     /// Adds a handler for every action that has no handler of its own. A store with one declares to the bus that

@@ -11,6 +11,9 @@ enum PlantedBug: String, CaseIterable, Sendable {
     /// A worker reuses the plan it prepared last for an equal plan even when other stores run here now (a snapshot
     /// brought one past the sequence, or a poison mark stops one).
     case workerReusesAStalePlan
+    /// A worker catching up moves past an entry it replays alone (``WorkerEngine/replayAlone``) without running the
+    /// store's handler.
+    case workerSkipsWhatItReplaysAlone
     /// The coordinator publishes actions before their log records are committed.
     case coordinatorPublishesBeforeLogging
     /// The coordinator never runs the log's sync that it defers past publishing: it answers for actions that only

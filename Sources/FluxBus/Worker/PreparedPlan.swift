@@ -14,6 +14,9 @@ struct PreparedPlan {
     /// The dependencies of stores here that also run here.
     let releasedHere: [String]
     let execution: DependencyExecution
+    /// The store here when it is the only one and waits for no store of the plan: it runs at once, reads no output,
+    /// and is never skipped, so a replay runs it without a ``LocalDispatch`` (``WorkerEngine/replayAlone``).
+    let aloneHere: String?
 
     /// The plan prepared for a worker where `hosted` says which stores run.
     init(_ plan: [PlanStep], hosted: (String) -> Bool) {
@@ -43,6 +46,9 @@ struct PreparedPlan {
         self.local = local
         releasedHere = dependenciesHere
         execution = DependencyExecution(steps, runsHere: local.contains)
+        aloneHere = local.count == 1 && plan.allSatisfy { step in
+            step.store != local[0] || !step.waitsFor.contains { dependency in plan.contains { $0.store == dependency } }
+        } ? local[0] : nil
     }
 
     /// The name of a dependency's released outcome; no store name contains ':' (BusName).
@@ -73,7 +79,8 @@ struct PlanCache {
         sameStoresHere = sameStoresHere || ignoresWhatRunsHere
         #endif
         // A replay's entries share one plan array when their bytes repeat, so the comparison is usually by identity.
-        if let last, sameStoresHere, last.prepared.plan == plan { return last.prepared }
+        // Read in place: binding `last` copied the whole preparation, each of its arrays retained, once per action.
+        if sameStoresHere, last?.prepared.plan == plan { return last!.prepared }
         let fresh = PreparedPlan(plan, hosted: hosted)
         last = (mask, fresh)
         return fresh

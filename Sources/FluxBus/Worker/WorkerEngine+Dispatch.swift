@@ -123,36 +123,9 @@ extension WorkerEngine {
     func run(
         _ store: AnyStore, at position: Int, in dispatch: inout LocalDispatch, step: LocalDispatch.Runnable, reported: Bool
     ) -> StoreResult {
-        let outputs = dispatch.outputs(for: step)
-        // A cascade's request id names what caused it, not this process: every replica of the store, and a replica
-        // replaying this sequence later, sends the same id, so the coordinator dispatches it once.
-        // Spelled only when a handler cascades: most never do, and the string would cost every action.
-        let (sequence, name) = (dispatch.sequence, store.name)
-        var cascades = 0
-        let context = DispatchContext(
-            sequence: dispatch.sequence, store: store.name, dependencies: store.dependencies, outputs: outputs,
-            isReplay: dispatch.isReplay,
-            cascade: { [unowned self] action in
-                cascades += 1
-                try self.cascade(action, requestID: "cascade-\(sequence)-\(name)-" + String(cascades))
-            })
-        var status = OutcomeStatus.ok
-        var message = ""
-        // Armed for the handler and what reads its state after it: a process killed in them leaves word of it.
-        // Read once: each read of the engine's property is an access check and a retain.
-        let marker = crashMarker
-        marker?.arm(store: position, sequence: dispatch.sequence)
-        defer { marker?.disarm() }
-        do {
-            if store.isAsync(dispatch.action.name), let awaitHandler {
-                _ = try awaitHandler(store, dispatch.action, context)
-            } else {
-                _ = try store.apply(dispatch.action, context: context)
-            }
-        } catch {
-            status = .failed
-            message = Self.truncated(ActionError(describing: error).message)
-        }
+        let (status, message) = invoke(
+            store, at: position, action: dispatch.action, sequence: dispatch.sequence, isReplay: dispatch.isReplay,
+            outputs: dispatch.outputs(for: step))
         // A replayed dispatch has completed: nobody reads its acknowledgement, so its output is not encoded nor its
         // state digested, which is most of what catching up would otherwise cost.
         let result = reported
@@ -163,6 +136,33 @@ extension WorkerEngine {
             : StoreResult(store: store.name, status: status, message: message, digest: 0)
         dispatch.record(result)
         return result
+    }
+
+    /// Runs `store`'s handler for the action at `sequence`, reading `outputs` of the stores it waits for, and says how
+    /// it ended.
+    func invoke(
+        _ store: AnyStore, at position: Int, action: AnyAction, sequence: UInt64, isReplay: Bool, outputs: [String: Value]
+    ) -> (status: OutcomeStatus, message: String) {
+        let origin = cascadeOrigin
+        origin.begin(sequence: sequence, store: store.name)
+        let context = DispatchContext(
+            sequence: sequence, store: store.name, dependencies: store.dependencies, outputs: outputs, isReplay: isReplay,
+            cascade: { [origin] action in try origin.cascade(action) })
+        // Armed for the handler and what reads its state after it: a process killed in them leaves word of it.
+        // Read once: each read of the engine's property is an access check and a retain.
+        let marker = crashMarker
+        marker?.arm(store: position, sequence: sequence)
+        defer { marker?.disarm() }
+        do {
+            if store.isAsync(action.name), let awaitHandler {
+                _ = try awaitHandler(store, action, context)
+            } else {
+                _ = try store.apply(action, context: context)
+            }
+            return (.ok, "")
+        } catch {
+            return (.failed, Self.truncated(ActionError(describing: error).message))
+        }
     }
 
     /// Error messages travel in a protocol string, at most 4096 bytes; keep them well inside that.
@@ -182,13 +182,16 @@ extension WorkerEngine {
     func finish() {
         // Moved out, not copied: a copy would retain every one of its collections, only to drop it below.
         guard let dispatch = current.take() else { return }
-        chain = dispatch.sequence == lastApplied + 1
-            ? chain.map { LogChain.next(after: $0, sequence: dispatch.sequence, action: dispatch.logged) } : nil
-        lastApplied = dispatch.sequence
-        appliedEpoch = dispatch.epoch
         // A replayed dispatch completed before we ran it: the coordinator never asks for its acknowledgement again.
         if !dispatch.isReplay { acknowledged.remember(dispatch.sequence, dispatch.results) }
-        current = nil
+        moveOn(past: dispatch.sequence, epoch: dispatch.epoch, logged: dispatch.logged)
+    }
+
+    /// Every store here has run the entry at `sequence` (or settled without running): the worker moves past it.
+    func moveOn(past sequence: UInt64, epoch: UInt64, logged: BatchAction) {
+        chain = sequence == lastApplied + 1 ? chain.map { LogChain.next(after: $0, sequence: sequence, action: logged) } : nil
+        lastApplied = sequence
+        appliedEpoch = epoch
         checkpointStale = true
         // One step forward: only what was kept for this sequence can have become stale. (A snapshot's jump sweeps
         // everything, in `adoptSnapshots`.)
@@ -204,59 +207,6 @@ extension WorkerEngine {
         while isIdle, phase != .stopped, let next = earlyArrivals.takeAction(lastApplied + 1) {
             begin(next)
         }
-    }
-
-    func apply(_ replay: Message.Replay) {
-        catchUp.answerArriving(at: now)
-        if let range = catchUp.fetchAhead() {
-            send(.fetch(.init(epoch: epoch, from: range.lowerBound, to: range.upperBound)))
-            flushesEarly = true
-        }
-        for mark in poisoned.keep(replay.poisoned.filter { $0.sequence > lastApplied }, hosted: storesByName.hosts) {
-            logger.warning("skipping a poisoned action: the coordinator marked it after handlers crashed on it", metadata: [
-                "seq": "\(mark.sequence)", "store": "\(mark.store)", "reason": "\(mark.reason)",
-            ])
-            current?.stopRunning(mark.store, at: mark.sequence)
-        }
-        // The coordinator sends a REPLAY's entries in order: checked in one pass, they are neither copied nor sorted.
-        // Read in place, field by field: a copy of an entry would retain each of its fields once more.
-        let unsorted = replay.entries
-        let inOrder = unsorted.indices.dropFirst().allSatisfy { unsorted[$0 - 1].sequence < unsorted[$0].sequence }
-        let entries = inOrder ? unsorted : unsorted.sorted(by: { $0.sequence < $1.sequence })
-        for index in entries.indices {
-            let sequence = entries[index].sequence
-            if current?.sequence == sequence,
-                !holdsInHand(entries[index].actionType, entries[index].payload, entries[index].error, entries[index].plan) {
-                replaceDispatchInHand(with: nil)
-                if phase == .stopped { return }
-            }
-            let inHand = current?.sequence
-            if inHand == sequence {
-                // The dispatch in hand completed without us: settle what is pending from the recorded outcomes
-                // (those of stores that run here are not taken: they settle by running).
-                self.current!.isReplay = true
-                self.current!.epoch = max(self.current!.epoch, replay.epoch)
-                self.current!.learn(entries[index].outputs)
-                advance()
-                continue
-            }
-            guard inHand == nil, sequence == lastApplied + 1 else { continue }
-            noteHistory(sequence: sequence, plan: entries[index].plan, outputs: entries[index].outputs)
-            var dispatch = LocalDispatch(
-                sequence: sequence, epoch: replay.epoch, actionType: entries[index].actionType, payload: entries[index].payload,
-                error: entries[index].error, traceparent: "",
-                prepared: plans.prepared(entries[index].plan, hosted: { self.runsHere($0, sequence) }), at: now)
-            dispatch.isReplay = true
-            // Recorded outcomes of the stores that do not run here: remote ones, and hosted ones a snapshot already
-            // brought past this sequence. A store missing from the record counts as lost.
-            dispatch.learn(entries[index].outputs)
-            dispatch.settleTheRest(as: .lost("not in the recorded history"))
-            current = consume dispatch
-            advance()
-        }
-        drive()
-        if replay.isLast { catchUp.answerEnded(applied: lastApplied, at: now) }
-        fetchWhatIsMissing()
     }
 
     /// Whether the dispatch in hand is of this action. The coordinator's action at the sequence in hand is another

@@ -75,6 +75,8 @@ final class WorkerEngine {
     var previousCrash: HandlerCrash?
     /// Stores marked poisoned at a sequence (by the REPLAYs that carried the marks), until that sequence is applied.
     var poisoned = PoisonedSkips()
+    /// Where the running handler's cascades go.
+    private(set) lazy var cascadeOrigin = CascadeOrigin(engine: self)
     /// The dispatch in hand: begun, with hosted stores still to run or settle.
     var current: LocalDispatch?
     /// Whether a dispatch is in hand. Asked of its sequence: `current == nil` went through the generic `Optional`,

@@ -50,6 +50,11 @@ enum CatchUpBench {
                 try await Task.sleep(for: .seconds(120))
                 worker.stop()
             }
+            // A refusal throws out of the loop below: the replica must stop then too, not linger until the timeout.
+            defer {
+                timeout.cancel()
+                worker.stop()
+            }
             for await event in worker.events {
                 switch event {
                 case .welcomed: welcomed = clock.now
