@@ -124,22 +124,29 @@ package enum JSONCoding {
 
     /// How JSON becomes a `T`: its own reader when it is ``JSONReadable``, otherwise `JSONDecoder`. Asking which is a
     /// conformance lookup at run time, a few hundred instructions: a handler table asks once per handler.
+    // `@unchecked`: it holds only a metatype, which never changes.
     @usableFromInline
-    package struct Reader<T: Decodable>: Sendable {
-        @usableFromInline let decode: @Sendable ([UInt8]) throws -> T
+    package struct Reader<T: Decodable>: @unchecked Sendable {
+        /// `T` itself, when it reads its own JSON.
+        let readable: (any JSONReadable.Type)?
+
+        func decode(_ bytes: [UInt8]) throws -> T {
+            guard let readable else { return try decoder.decode(T.self, from: Data(bytes)) }
+            return try read(readable, from: bytes, as: T.self)
+        }
     }
 
     @usableFromInline
     package static func reader<T: Decodable>(for type: T.Type) -> Reader<T> {
-        if let readable = T.self as? any JSONReadable.Type { return reader(readable, as: T.self) }
-        return Reader { bytes in try decoder.decode(T.self, from: Data(bytes)) }
+        Reader(readable: T.self as? any JSONReadable.Type)
     }
 
     /// `R(json:)` as the `T` it is. Opened on the concrete type, the value is never boxed in an existential: boxing
     /// it, then casting it back, took an allocation and a dynamic cast per payload.
-    private static func reader<R: JSONReadable, T>(_ readable: R.Type, as type: T.Type) -> Reader<T> {
-        // R is T (found by casting T.self), so the cast only confirms that.
-        Reader { bytes in try R(json: bytes) as! T }
+    private static func read<R: JSONReadable, T>(_ readable: R.Type, from bytes: [UInt8], as type: T.Type) throws -> T {
+        let value = try R(json: bytes)
+        // R is T (found by casting T.self), so this cast only confirms that.
+        return value as! T
     }
 
     /// `JSONDecoder` alone, for a ``JSONReadable`` whose own reader declines an input and leaves it the verdict.
