@@ -107,17 +107,24 @@ extension WorkerEngine {
             if reported, dispatch.timing != nil {
                 dispatch.timing!.ran(store.name, ready: now, started: started, finished: clockNow())
             }
-            lastRuns[position] = (dispatch.sequence, result)
-            if reportsApplied { emit(.applied(sequence: dispatch.sequence, store: store.name, status: result.status)) }
-            logger.debug("applied", metadata: [
-                "seq": "\(dispatch.sequence)", "store": "\(store.name)", "status": "\(result.status)", "replay": "\(dispatch.isReplay)",
-            ])
+            noteRun(result, at: position, sequence: dispatch.sequence, isReplay: dispatch.isReplay)
         }
         let timings = fresh.isEmpty || dispatch.timing == nil ? [] : dispatch.timing!.takeUnsent(sentAt: clockNow())
         let sequence = dispatch.sequence, isFinished = dispatch.isFinished
         current = consume dispatch
         if !fresh.isEmpty { send(.ack(.init(epoch: epoch, sequence: sequence, results: fresh, timings: timings))) }
         if isFinished { finish() }
+    }
+
+    /// What a store's run leaves beside the dispatch, whichever way it ran: its last run, the `applied` event, the log.
+    /// Inlined: called apart, passing the result cost a replayed action about 260 instructions (callgrind).
+    @inline(__always)
+    func noteRun(_ result: StoreResult, at position: Int, sequence: UInt64, isReplay: Bool) {
+        lastRuns[position] = (sequence, result)
+        if reportsApplied { emit(.applied(sequence: sequence, store: result.store, status: result.status)) }
+        logger.debug("applied", metadata: [
+            "seq": "\(sequence)", "store": "\(result.store)", "status": "\(result.status)", "replay": "\(isReplay)",
+        ])
     }
 
     func run(

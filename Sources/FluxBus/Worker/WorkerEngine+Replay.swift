@@ -73,22 +73,21 @@ extension WorkerEngine {
     /// never reads. Built, recorded and dropped per action, it was most of what a replica spent on catching up.
     func replayAlone(_ storeName: String, sequence: UInt64, epoch: UInt64, logged: BatchAction) {
         let position = storesByName.index(of: storeName)!
-        let store = stores[position]
         let action = AnyAction(name: logged.actionType, json: logged.payload, error: logged.error.map(ActionError.init))
-        var (status, message) = (OutcomeStatus.ok, "")
-        #if DEBUG
-        let skips = plantedBug == .workerSkipsWhatItReplaysAlone
-        #else
-        let skips = false
-        #endif
-        if !skips {
-            (status, message) = invoke(store, at: position, action: action, sequence: sequence, isReplay: true, outputs: [:])
-        }
-        lastRuns[position] = (sequence, StoreResult(store: storeName, status: status, message: message, digest: 0))
-        if reportsApplied { emit(.applied(sequence: sequence, store: storeName, status: status)) }
-        logger.debug("applied", metadata: [
-            "seq": "\(sequence)", "store": "\(storeName)", "status": "\(status)", "replay": "true",
-        ])
+        let (status, message) = skipsWhatItReplaysAlone
+            ? (OutcomeStatus.ok, "")
+            : invoke(stores[position], at: position, action: action, sequence: sequence, isReplay: true, outputs: [:])
+        noteRun(StoreResult(store: storeName, status: status, message: message, digest: 0), at: position, sequence: sequence,
+                isReplay: true)
         moveOn(past: sequence, epoch: epoch, logged: logged)
+    }
+
+    /// The planted bug ``PlantedBug/workerSkipsWhatItReplaysAlone``; never in a release build.
+    private var skipsWhatItReplaysAlone: Bool {
+        #if DEBUG
+        plantedBug == .workerSkipsWhatItReplaysAlone
+        #else
+        false
+        #endif
     }
 }

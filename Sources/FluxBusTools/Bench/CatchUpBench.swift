@@ -50,23 +50,21 @@ enum CatchUpBench {
                 try await Task.sleep(for: .seconds(120))
                 worker.stop()
             }
-            // A refusal throws out of the loop below: the replica must stop then too, not linger until the timeout.
-            defer {
-                timeout.cancel()
-                worker.stop()
-            }
+            var refusal: String?
             for await event in worker.events {
                 switch event {
                 case .welcomed: welcomed = clock.now
                 case .live(let sequence): live = (clock.now, sequence)
-                case .rejected(_, let reason): throw BusError(code: .refused, message: "the coordinator refused the replica: \(reason)")
+                case .rejected(_, let reason): refusal = reason
                 default: break
                 }
-                if live != nil { break }
+                if live != nil || refusal != nil { break }
             }
+            // Stopped on every way out of the loop, a refusal included, rather than left to the timeout.
             timeout.cancel()
             worker.stop()
             _ = try? await running.value
+            if let refusal { throw BusError(code: .refused, message: "the coordinator refused the replica: \(refusal)") }
             let after = pid.flatMap(ProcessStats.read(pid:))
             guard let welcomed, let (liveAt, sequence) = live else {
                 throw BusError(code: .unreachable, message: "the replica did not become live within 120 seconds")
