@@ -77,6 +77,11 @@ struct WireHasher {
         for unit in bytes { byte(unit) }
     }
 
+    /// Bytes already in wire encoding, as they are.
+    mutating func raw(_ bytes: UnsafeBufferPointer<UInt8>) {
+        for unit in bytes { byte(unit) }
+    }
+
     mutating func optionalString(_ text: String?) {
         guard let text else { return byte(0) }
         byte(1)

@@ -272,6 +272,8 @@ public final class IOLoopScope {
     private func fireDueTimers() {
         guard !timers.isEmpty else { return }
         let now = ContinuousClock.now
+        // Most iterations find nothing due and nothing to drop: one pass then, and no arrays built.
+        guard timers.contains(where: { !$0.isLive || $0.deadline <= now }) else { return }
         let due = timers.filter { $0.isLive && $0.deadline <= now }.sorted { $0.deadline < $1.deadline }
         for timer in due where timer.isLive {
             perform(timer.body)

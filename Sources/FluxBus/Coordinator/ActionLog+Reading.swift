@@ -49,25 +49,52 @@ extension ActionLog {
     /// Stepped through SQLite's C API, each entry decoded straight from the row's bytes: this serves every FETCH of
     /// a replica catching up, and GRDB's rows boxed and copied each column of each entry on the way.
     func entries(in range: ClosedRange<UInt64>, maximum: Int) throws -> [ReplayEntry] {
+        var entries: [ReplayEntry] = []
+        entries.reserveCapacity(min(maximum, 4_096))
+        try forEachEntryRow(in: range, maximum: maximum) { statement in
+            var entry = try Self.column(0, of: statement) { try codec.decodeEntry($0) }
+            entry.payload = Self.column(1, of: statement) { Array($0) }
+            try Self.checkChain(sequence: entry.sequence, actionType: entry.actionType, statement) {
+                LogChain.next(after: $0, sequence: entry.sequence, actionType: entry.actionType, payload: entry.payload, error: entry.error)
+            }
+            entries.append(entry)
+        }
+        return entries
+    }
+
+    /// The same entries in wire layout: each row's bytes with its payload spliced in, every field checked, never
+    /// decoded into values. This serves every FETCH of a replica catching up.
+    func encodedEntries(in range: ClosedRange<UInt64>, maximum: Int) throws -> EncodedEntries {
+        var splicer = EntrySplicer(limits: codec.limits)
+        try forEachEntryRow(in: range, maximum: maximum) { statement in
+            let spliced = try Self.column(0, of: statement) { row in
+                try Self.column(1, of: statement) { payload in try splicer.append(row: row, payload: payload) }
+            }
+            try Self.checkChain(sequence: spliced.sequence, actionType: spliced.actionType, statement) {
+                splicer.chain(of: spliced, after: $0)
+            }
+        }
+        return splicer.entries
+    }
+
+    /// Steps through the completed entries in `range`, oldest first, at most `maximum`, through SQLite's C API: GRDB's
+    /// rows boxed and copied each column of each entry on the way. Columns: the entry, the payload, its chain value,
+    /// the chain value before it.
+    private func forEachEntryRow(in range: ClosedRange<UInt64>, maximum: Int, _ row: (SQLiteStatement) throws -> Void) throws {
         try applyJournal()
-        return try database.inDatabase { db in
+        try database.inDatabase { db in
             let statement = try statements.entries(in: db).sqliteStatement
             // Reset after every use, however it ends: a statement left mid-step would hold its read open.
             defer { sqlite3_reset(statement) }
             sqlite3_bind_int64(statement, 1, Int64(bitPattern: range.lowerBound))
             sqlite3_bind_int64(statement, 2, Int64(bitPattern: range.upperBound))
             sqlite3_bind_int64(statement, 3, Int64(maximum))
-            var entries: [ReplayEntry] = []
-            entries.reserveCapacity(min(maximum, 4_096))
             while true {
                 switch sqlite3_step(statement) {
                 case SQLITE_DONE:
-                    return entries
+                    return
                 case SQLITE_ROW:
-                    var entry = try Self.column(0, of: statement) { try codec.decodeEntry($0) }
-                    entry.payload = Self.column(1, of: statement) { Array($0) }
-                    try Self.checkChain(of: entry, statement)
-                    entries.append(entry)
+                    try row(statement)
                 case let code:
                     throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
                 }
@@ -78,21 +105,21 @@ extension ActionLog {
     /// An entry whose fields do not give the chain value logged with them was changed on disk after it was written
     /// (SQLite's own checks pass a flipped bit in a payload): served, it would replay as an action nobody sent. The
     /// check needs the predecessor's value, which compaction may have dropped; sequence 1 follows 0.
-    private static func checkChain(of entry: ReplayEntry, _ statement: SQLiteStatement) throws {
+    /// - Parameter chain: the entry's chain value after a given previous one.
+    private static func checkChain(
+        sequence: UInt64, actionType: String, _ statement: SQLiteStatement, chain: (UInt64) -> UInt64
+    ) throws {
         guard sqlite3_column_type(statement, 2) != SQLITE_NULL else { return }
         let previous: UInt64
         if sqlite3_column_type(statement, 3) != SQLITE_NULL {
             previous = UInt64(bitPattern: sqlite3_column_int64(statement, 3))
-        } else if entry.sequence == 1 {
+        } else if sequence == 1 {
             previous = 0
         } else {
             return
         }
-        let logged = UInt64(bitPattern: sqlite3_column_int64(statement, 2))
-        let computed = LogChain.next(
-            after: previous, sequence: entry.sequence, actionType: entry.actionType, payload: entry.payload, error: entry.error)
-        guard computed != logged else { return }
-        throw BusError(code: .storage, message: "the log's entry #\(entry.sequence) (`\(entry.actionType)`) does not match its "
+        guard chain(previous) != UInt64(bitPattern: sqlite3_column_int64(statement, 2)) else { return }
+        throw BusError(code: .storage, message: "the log's entry #\(sequence) (`\(actionType)`) does not match its "
             + "chain value: its row was changed or damaged on disk after it was written, so it is not served; restore the "
             + "log from a backup (docs/OPERATIONS.md, section 11)")
     }

@@ -29,11 +29,8 @@ extension CoordinatorEngine {
     /// The entries as a worker replays them: each store it hosts gains a step in every entry of its history, so that
     /// it applies the actions dispatched before it was on the bus. Clients get the entries as logged.
     func withHistories(_ entries: [ReplayEntry], for routingID: [UInt8]) -> [ReplayEntry] {
-        guard !entries.isEmpty, let workerID = workerByRoutingID[routingID],
-            let hosted = membership.workers[workerID]?.stores
-        else { return entries }
-        let replaying = hosted.compactMap { store in log.histories[store.name].map { (store, $0) } }
-            .filter { $0.1.before > entries[0].sequence && !$0.1.isEmpty }
+        guard let first = entries.first?.sequence else { return entries }
+        let replaying = histories(from: first, for: routingID)
         guard !replaying.isEmpty else { return entries }
         return entries.map { entry in
             var extended = entry
@@ -42,6 +39,14 @@ extension CoordinatorEngine {
             }
             return extended
         }
+    }
+
+    /// The histories of the stores hosted behind `routingID` that reach past `sequence`: none for a client, and none,
+    /// nearly always, for a worker, whose entries are then served as logged.
+    func histories(from sequence: UInt64, for routingID: [UInt8]) -> [(StoreDeclaration, StoreHistory)] {
+        guard let workerID = workerByRoutingID[routingID], let hosted = membership.workers[workerID]?.stores else { return [] }
+        return hosted.compactMap { store in log.histories[store.name].map { (store, $0) } }
+            .filter { $0.1.before > sequence && !$0.1.isEmpty }
     }
 
     /// Declared stores that handle the action and are neither planned nor listed not ready: they joined while it was

@@ -204,11 +204,11 @@ extension CoordinatorEngine {
         let through = min(fetch.to, lastCompleted)
         var replies: [Message.Replay] = []
         for _ in 0..<replays {
-            var entries: [ReplayEntry] = []
+            var entries = EncodedEntries()
             if from <= through {
                 let read = readLog(to: "answer FETCH", otherwise: "a worker asks again after its wait; a client is refused", [
                     "from": "\(from)",
-                ]) { try $0.entries(in: from...through, maximum: configuration.replayBatch) }
+                ]) { try $0.encodedEntries(in: from...through, maximum: configuration.replayBatch) }
                 switch read {
                 case .success(let found):
                     entries = found
@@ -220,10 +220,15 @@ extension CoordinatorEngine {
                         + "from #\(from) (\(why)); ask again, and if this repeats, check the coordinator's log")), to: routingID)
                 }
             }
-            let marks = entries.isEmpty ? [] : poisonMarks(from: entries[0].sequence, through: entries[entries.count - 1].sequence)
-            replies.append(.init(epoch: epoch, entries: withHistories(entries, for: routingID), isLast: false, poisoned: marks))
-            guard let last = entries.last?.sequence, last < through else { break }
-            from = last + 1
+            let marks = entries.count == 0 ? [] : poisonMarks(from: entries.firstSequence, through: entries.lastSequence)
+            if entries.count > 0, !histories(from: entries.firstSequence, for: routingID).isEmpty {
+                // A store's history adds steps to the plans: those entries are decoded, extended and encoded again.
+                replies.append(.init(epoch: epoch, entries: withHistories(entries.decoded(), for: routingID), isLast: false, poisoned: marks))
+            } else {
+                replies.append(.init(epoch: epoch, encoded: entries, isLast: false, poisoned: marks))
+            }
+            guard entries.count > 0, entries.lastSequence < through else { break }
+            from = entries.lastSequence + 1
         }
         // Dispatches in flight are not history yet: their ACTIONs go again, directly, after the history and before
         // the REPLAY that ends the answer, so that a worker reading that one has everything this FETCH brings.

@@ -87,6 +87,15 @@ protocol LogStorage: AnyObject {
     func loggedEntry(at sequence: UInt64) throws -> LoggedEntry?
     /// Completed entries with sequences in `range`, at most `maximum` of them, oldest first.
     func entries(in range: ClosedRange<UInt64>, maximum: Int) throws -> [ReplayEntry]
+    /// The same entries in wire layout, as a REPLAY carries them: what FETCH serves.
+    func encodedEntries(in range: ClosedRange<UInt64>, maximum: Int) throws -> EncodedEntries
+}
+
+extension LogStorage {
+    /// A log that does not keep entries in wire layout encodes them.
+    func encodedEntries(in range: ClosedRange<UInt64>, maximum: Int) throws -> EncodedEntries {
+        EncodedEntries(try entries(in: range, maximum: maximum))
+    }
 }
 
 /// A log whose records contradict each other, or lack what they promise: it cannot be read back.

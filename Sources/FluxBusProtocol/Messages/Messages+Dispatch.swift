@@ -100,7 +100,17 @@ extension Message {
         /// The coordinator's current epoch.
         public var epoch: UInt64
         /// Consecutive completed dispatches, starting at the FETCH's `from`.
-        public var entries: [ReplayEntry]
+        public var entries: [ReplayEntry] {
+            get { encodedEntries?.decoded() ?? decodedEntries }
+            set {
+                decodedEntries = newValue
+                encodedEntries = nil
+            }
+        }
+        /// The entries as a decoder reads them or a caller gives them; empty when they are encoded.
+        private var decodedEntries: [ReplayEntry]
+        /// The entries in wire layout, as the coordinator serves them from its log; the writer copies them as they are.
+        package private(set) var encodedEntries: EncodedEntries?
         /// Whether this is the last message of the answer to one FETCH: nothing more comes for it, neither REPLAYs nor
         /// the ACTIONs in flight that the coordinator sends again before this one.
         public var isLast: Bool
@@ -110,9 +120,30 @@ extension Message {
         /// A REPLAY with the given fields; by default the whole answer.
         public init(epoch: UInt64, entries: [ReplayEntry], isLast: Bool = true, poisoned: [PoisonMark] = []) {
             self.epoch = epoch
-            self.entries = entries
+            self.decodedEntries = entries
             self.isLast = isLast
             self.poisoned = poisoned
+        }
+
+        /// A REPLAY of entries already in wire layout.
+        package init(epoch: UInt64, encoded: EncodedEntries, isLast: Bool = true, poisoned: [PoisonMark] = []) {
+            self.init(epoch: epoch, entries: [], isLast: isLast, poisoned: poisoned)
+            encodedEntries = encoded
+        }
+
+        /// How many entries it carries, without decoding them.
+        public var entryCount: Int { encodedEntries?.count ?? decodedEntries.count }
+
+        // Equal by what they say, however the entries are held.
+        public static func == (lhs: Self, rhs: Self) -> Bool {
+            lhs.epoch == rhs.epoch && lhs.isLast == rhs.isLast && lhs.poisoned == rhs.poisoned && lhs.entries == rhs.entries
+        }
+
+        public func hash(into hasher: inout Hasher) {
+            hasher.combine(epoch)
+            hasher.combine(entries)
+            hasher.combine(isLast)
+            hasher.combine(poisoned)
         }
     }
 
@@ -216,7 +247,7 @@ extension Message.Replay: WireItem {
 
     package mutating func visit<V: WireVisitor>(_ visitor: inout V) throws(V.Failure) {
         try visitor.u64(&epoch, "epoch")
-        try visitor.list(&entries, "entries")
+        try visitor.entries(&decodedEntries, encoded: encodedEntries, "entries")
         try visitor.bool(&isLast, "last")
         try visitor.list(&poisoned, "poisoned")
     }

@@ -19,6 +19,8 @@ struct WireReader: WireVisitor {
 
     /// The bytes not yet read.
     var remaining: Int { buffer.count - offset }
+    /// How many bytes have been read.
+    var position: Int { offset }
 
     /// Consumes `count` bytes and returns where they start.
     private mutating func take(_ count: Int, _ field: StaticString) throws(DecodeError) -> Int {

@@ -30,9 +30,17 @@ package protocol WireVisitor {
     mutating func repeatingList(_ steps: inout [PlanStep], _ field: StaticString) throws(Failure)
     /// Recorded outputs, as a ``list(_:_:)``, likewise.
     mutating func repeatingList(_ outputs: inout [StoreOutput], _ field: StaticString) throws(Failure)
+    /// A REPLAY's entries, as a ``list(_:_:)``. When `encoded` is given it holds them in wire layout and `entries` is
+    /// empty: the writer and the sizer take those bytes as they are, and any other visitor is handed them decoded.
+    mutating func entries(_ entries: inout [ReplayEntry], encoded: EncodedEntries?, _ field: StaticString) throws(Failure)
 }
 
 extension WireVisitor {
+    package mutating func entries(_ entries: inout [ReplayEntry], encoded: EncodedEntries?, _ field: StaticString) throws(Failure) {
+        if let encoded { entries = encoded.decoded() }
+        try list(&entries, field)
+    }
+
     package mutating func repeatingList(_ steps: inout [PlanStep], _ field: StaticString) throws(Failure) {
         try list(&steps, field)
     }

@@ -62,6 +62,12 @@ package struct WireWriter: WireVisitor {
         integer(UInt16(truncatingIfNeeded: items.count))
         for var item in items { item.visit(&self) }
     }
+
+    package mutating func entries(_ entries: inout [ReplayEntry], encoded: EncodedEntries?, _ field: StaticString) {
+        guard let encoded else { return list(&entries, field) }
+        integer(UInt16(truncatingIfNeeded: encoded.count))
+        encoded.bytes.withUnsafeBytes { raw($0) }
+    }
 }
 
 /// Measures an encoding without producing it, and checks every length against limits.
@@ -105,5 +111,14 @@ struct WireSizer: WireVisitor {
         for (index, var item) in items.enumerated() {
             do { try item.visit(&self) } catch { throw error.nested(in: field, index: index) }
         }
+    }
+
+    /// Entries already encoded were checked field by field when they were (``EntrySplicer``); their count is checked here.
+    mutating func entries(_ entries: inout [ReplayEntry], encoded: EncodedEntries?, _ field: StaticString) throws(DecodeError) {
+        guard let encoded else { return try list(&entries, field) }
+        guard encoded.count <= limits.maxListCount else {
+            throw .overLimit(field, length: encoded.count, limit: limits.maxListCount)
+        }
+        count += 2 + encoded.bytes.count
     }
 }
