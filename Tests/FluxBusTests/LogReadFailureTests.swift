@@ -145,15 +145,24 @@ struct LogReadFailureTests {
         let sql = damaged ? #"UPDATE action SET payload = CAST('{"by":1000}' AS BLOB) WHERE sequence = 2"# : nil
         try Self.withRestartedEngine(damagedBy: sql) { engine, _ in
             if damaged {
-                let error = #expect(throws: BusError.self) { _ = try engine.log.entries(in: 1...2, maximum: 10) }
-                #expect(error?.code == .storage && error?.message.contains("entry #2 (`counter.add`) does not match its chain") == true,
-                        "\(String(describing: error))")
+                // Both ways of reading entries check the chain: as values, and as the bytes FETCH serves.
+                for error in [
+                    #expect(throws: BusError.self) { _ = try engine.log.entries(in: 1...2, maximum: 10) },
+                    #expect(throws: BusError.self) { _ = try engine.log.encodedEntries(in: 1...2, maximum: 10) },
+                ] {
+                    #expect(error?.code == .storage && error?.message.contains("entry #2 (`counter.add`) does not match its chain") == true,
+                            "\(String(describing: error))")
+                }
                 // #1 is intact, and is still served.
                 let intact = try engine.log.entries(in: 1...1, maximum: 10)
                 #expect(intact.map(\.sequence) == [1])
+                #expect(try engine.log.encodedEntries(in: 1...1, maximum: 10).decoded() == intact)
             } else {
                 let both = try engine.log.entries(in: 1...2, maximum: 10)
                 #expect(both.map(\.payload) == [Self.action.payload, Self.action.payload])
+                // The rows spliced as bytes are the entries, encoded.
+                #expect(try engine.log.encodedEntries(in: 1...2, maximum: 10) == EncodedEntries(both))
+                #expect(try engine.log.encodedEntries(in: 2...2, maximum: 10).firstSequence == 2)
             }
             let client = Array("tail".utf8)
             engine.handle(.message([client] + Codec().encode(.fetch(.init(epoch: 0, from: 2, to: 2))), userID: nil), at: .zero)
