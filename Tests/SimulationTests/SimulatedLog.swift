@@ -223,6 +223,21 @@ final class SimulatedLog: LogStorage {
         return try log.entries(in: range, maximum: maximum)
     }
 
+    /// Served as the SQLite log serves a FETCH: each entry a row in wire layout without its payload, the payload
+    /// spliced back in. Every REPLAY of a simulation goes through the splicer, and its replicas apply what it made.
+    func encodedEntries(in range: ClosedRange<UInt64>, maximum: Int) throws -> EncodedEntries {
+        let codec = Codec()
+        var splicer = EntrySplicer(limits: codec.limits)
+        for entry in try entries(in: range, maximum: maximum) {
+            var row = entry
+            row.payload = []
+            _ = try codec.encodeEntry(row).withUnsafeBufferPointer { row in
+                try entry.payload.withUnsafeBufferPointer { try splicer.append(row: row, payload: $0) }
+            }
+        }
+        return splicer.entries
+    }
+
     private func failReadIfDue() throws {
         guard readFails() else { return }
         disk.failedReads += 1
