@@ -8,14 +8,16 @@ extension CoordinatorEngine {
     /// - Parameters:
     ///   - purpose: what the read was for, completing "cannot read the log to …".
     ///   - consequence: what the engine does without it, for the operator.
+    ///   - metadata: built only for a failure: every DISPATCH reads the log, and building it first cost a dictionary and
+    ///     a string each time.
     func readLog<T>(
-        to purpose: String, otherwise consequence: String, _ metadata: Logger.Metadata = [:],
+        to purpose: String, otherwise consequence: String, _ metadata: @autoclosure () -> Logger.Metadata = [:],
         _ read: (any LogStorage) throws -> T
     ) -> Result<T, any Error> {
         do {
             return .success(try read(log))
         } catch {
-            var details = metadata
+            var details = metadata()
             details["error"] = "\(error)"
             logger.error("cannot read the log to \(purpose); \(consequence)", metadata: details)
             return .failure(error)
