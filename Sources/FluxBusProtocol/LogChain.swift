@@ -45,41 +45,42 @@ public enum RequestFingerprint {
     }
 }
 
-/// FNV-1a 64 fed with fields in their wire encoding, without building the bytes.
+/// FNV-1a 64 fed with fields in their wire encoding, without building the bytes. Every field goes through `raw`, one
+/// loop over contiguous bytes: a byte at a time through generic iteration cost about 17 instructions a byte, and
+/// every entry a replica applies or the coordinator serves is hashed.
 struct WireHasher {
     private(set) var value = StateDigest.offsetBasis
 
     mutating func byte(_ byte: UInt8) { value = (value ^ UInt64(byte)) &* StateDigest.prime }
 
-    mutating func u16(_ number: UInt16) {
-        byte(UInt8(number >> 8))
-        byte(UInt8(number & 0xFF))
-    }
+    mutating func u16(_ number: UInt16) { bigEndian(number) }
 
-    mutating func u32(_ number: UInt32) {
-        for shift in stride(from: 24, through: 0, by: -8) { byte(UInt8(truncatingIfNeeded: number >> UInt32(shift))) }
-    }
+    mutating func u32(_ number: UInt32) { bigEndian(number) }
 
-    mutating func u64(_ number: UInt64) {
-        for shift in stride(from: 56, through: 0, by: -8) { byte(UInt8(truncatingIfNeeded: number >> UInt64(shift))) }
+    mutating func u64(_ number: UInt64) { bigEndian(number) }
+
+    private mutating func bigEndian(_ number: some FixedWidthInteger) {
+        withUnsafeBytes(of: number.bigEndian) { raw($0.assumingMemoryBound(to: UInt8.self)) }
     }
 
     mutating func string(_ text: String) {
         var text = text
         text.withUTF8 { utf8 in
             u16(UInt16(truncatingIfNeeded: utf8.count))
-            for unit in utf8 { byte(unit) }
+            raw(utf8)
         }
     }
 
     mutating func bytes(_ bytes: [UInt8]) {
         u32(UInt32(truncatingIfNeeded: bytes.count))
-        for unit in bytes { byte(unit) }
+        bytes.withUnsafeBufferPointer { raw($0) }
     }
 
     /// Bytes already in wire encoding, as they are.
     mutating func raw(_ bytes: UnsafeBufferPointer<UInt8>) {
-        for unit in bytes { byte(unit) }
+        var hash = value
+        for unit in bytes { hash = (hash ^ UInt64(unit)) &* StateDigest.prime }
+        value = hash
     }
 
     mutating func optionalString(_ text: String?) {
