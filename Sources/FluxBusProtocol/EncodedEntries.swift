@@ -103,7 +103,7 @@ package struct EntrySplicer {
             throw .overLimit("payload", length: payload.count, limit: limits.maxBytesField)
         }
         let tail = UnsafeBufferPointer(rebasing: row[errorEnd...])
-        if !checkedTail.withUnsafeBytes({ Self.same($0, UnsafeRawBufferPointer(tail)) }) {
+        if !checkedTail.withUnsafeBytes({ sameBytes($0, UnsafeRawBufferPointer(tail)) }) {
             var tailReader = WireReader(tail, limits: limits)
             try tailReader.repeatingList(&entry.plan, "plan")
             try tailReader.repeatingList(&entry.outputs, "outputs")
@@ -118,22 +118,6 @@ package struct EntrySplicer {
         entries.note(entry.sequence)
         let hashedEnd = start + errorEnd - (payloadEnd - payloadStart) + 4 + payload.count
         return Spliced(sequence: entry.sequence, actionType: entry.actionType, hashed: start + 8..<hashedEnd)
-    }
-
-    /// Whether two runs of bytes are equal, compared a word at a time: the generic comparison went byte by byte.
-    private static func same(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer) -> Bool {
-        guard first.count == second.count else { return false }
-        var offset = 0
-        while offset + 8 <= first.count {
-            guard first.loadUnaligned(fromByteOffset: offset, as: UInt64.self) == second.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
-            else { return false }
-            offset += 8
-        }
-        while offset < first.count {
-            guard first[offset] == second[offset] else { return false }
-            offset += 1
-        }
-        return true
     }
 
     /// The log chain value after `spliced`, given the value after the entry before it: ``LogChain`` over its bytes.

@@ -5,9 +5,9 @@ import FluxBusProtocol
 /// also run here (so have a released step, see ``LocalDispatch``), and the plan's execution with nothing settled.
 ///
 /// The derivation depends only on the plan and on which of its stores run here, so a batch or a replay, which
-/// repeats one plan thousands of times, derives it once (``PlanCache``) and copies it: a few arrays retained instead
-/// of built per action.
-struct PreparedPlan {
+/// repeats one plan thousands of times, derives it once (``PlanCache``) and shares it. Immutable, and a class so that
+/// sharing it retains one object: as a struct, each action copied and destroyed its five arrays.
+final class PreparedPlan {
     let plan: [PlanStep]
     /// The planned stores that run here, each once, in plan order.
     let local: [String]
@@ -63,8 +63,12 @@ struct PreparedPlan {
 /// Which stores run here is asked afresh for every action (a snapshot or a poison mark changes it per sequence); only
 /// the derivation from that answer is saved. Plans of more than 64 steps, beyond the mask, are derived every time.
 struct PlanCache {
-    /// The last preparation, and which plan positions ran here for it: bit `i` for the store at position `i`.
-    private var last: (hostedMask: UInt64, prepared: PreparedPlan)?
+    /// The last preparation; `nil` before the first.
+    private var last: PreparedPlan?
+    /// Which plan positions ran here for it: bit `i` for the store at position `i`.
+    private var lastMask: UInt64 = 0
+    /// The last plan found equal to its plan: the array the latest REPLAY's entries share.
+    private var lastPlan: [PlanStep] = []
     #if DEBUG
     /// Planted for the simulation tests (``PlantedBug/workerReusesAStalePlan``): reuse a plan whatever runs here.
     var ignoresWhatRunsHere = false
@@ -74,15 +78,18 @@ struct PlanCache {
         guard plan.count <= 64 else { return PreparedPlan(plan, hosted: hosted) }
         var mask: UInt64 = 0
         for (position, step) in plan.enumerated() where hosted(step.store) { mask |= 1 << UInt64(position) }
-        var sameStoresHere = last?.hostedMask == mask
+        var sameStoresHere = lastMask == mask
         #if DEBUG
         sameStoresHere = sameStoresHere || ignoresWhatRunsHere
         #endif
-        // A replay's entries share one plan array when their bytes repeat, so the comparison is usually by identity.
-        // Read in place: binding `last` copied the whole preparation, each of its arrays retained, once per action.
-        if sameStoresHere, last?.prepared.plan == plan { return last!.prepared }
+        if sameStoresHere, let last, lastPlan == plan {
+            // A REPLAY's entries share one plan array, but each REPLAY decodes its own: keeping the newest makes the
+            // comparison of the next entries one of identity, not step by step.
+            lastPlan = plan
+            return last
+        }
         let fresh = PreparedPlan(plan, hosted: hosted)
-        last = (mask, fresh)
+        (last, lastMask, lastPlan) = (fresh, mask, plan)
         return fresh
     }
 }

@@ -125,13 +125,14 @@ struct WireReader: WireVisitor {
     }
 
     mutating func repeatingList(_ steps: inout [PlanStep], _ field: StaticString) throws(DecodeError) {
-        var last = lastPlan
+        // Taken out and put back, not copied: a copy would retain the list once more per entry.
+        var last = lastPlan.take()
         try repeating(&steps, field, last: &last)
         lastPlan = last
     }
 
     mutating func repeatingList(_ outputs: inout [StoreOutput], _ field: StaticString) throws(DecodeError) {
-        var last = lastOutputs
+        var last = lastOutputs.take()
         try repeating(&outputs, field, last: &last)
         lastOutputs = last
     }
@@ -142,9 +143,9 @@ struct WireReader: WireVisitor {
     private mutating func repeating<T: WireItem>(
         _ items: inout [T], _ field: StaticString, last: inout (bytes: Range<Int>, items: [T])?
     ) throws(DecodeError) {
-        if let previous = last, repeats(previous.bytes) {
-            items = previous.items
-            offset += previous.bytes.count
+        if let bytes = last?.bytes, repeats(bytes) {
+            items = last!.items
+            offset += bytes.count
             return
         }
         let start = offset
@@ -155,6 +156,8 @@ struct WireReader: WireVisitor {
     /// Whether the bytes from the current offset start with those of `earlier`.
     private func repeats(_ earlier: Range<Int>) -> Bool {
         guard earlier.count <= remaining else { return false }
-        return buffer[earlier].elementsEqual(buffer[offset..<offset + earlier.count])
+        return sameBytes(
+            UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: buffer[earlier])),
+            UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: buffer[offset..<offset + earlier.count])))
     }
 }
