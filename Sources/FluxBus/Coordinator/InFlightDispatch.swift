@@ -86,7 +86,11 @@ final class InFlightDispatch {
     var plan: [PlanStep] { action.plan }
     /// Every store settled and every replica answered or lost: a store's outcome can be decided (recovered from the
     /// log) before its replicas answer.
-    var isComplete: Bool { steps.allSatisfy { $0.settled != nil && $0.awaiting.isEmpty } }
+    var isComplete: Bool {
+        // By index, in place: `allSatisfy` copied each step out, retaining its outcome's strings, twice per action.
+        for index in steps.indices where steps[index].settled == nil || !steps[index].awaiting.isEmpty { return false }
+        return true
+    }
 
     /// The position of `store` in the plan (and in ``steps``); nil when the plan does not name it.
     func position(of store: String) -> Int? { plan.firstIndex { $0.store == store } }
