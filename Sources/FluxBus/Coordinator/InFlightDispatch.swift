@@ -87,7 +87,7 @@ final class InFlightDispatch {
     /// Every store settled and every replica answered or lost: a store's outcome can be decided (recovered from the
     /// log) before its replicas answer.
     var isComplete: Bool {
-        // By index, in place: `allSatisfy` copied each step out, retaining its outcome's strings, twice per action.
+        // By index, in place: `allSatisfy` copied each step out, retaining its outcome's strings, four times per action.
         for index in steps.indices where steps[index].settled == nil || !steps[index].awaiting.isEmpty { return false }
         return true
     }
