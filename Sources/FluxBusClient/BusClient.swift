@@ -62,7 +62,10 @@ public final class BusClient: Sendable {
                 let refusals = Refusals()
                 // Safe to share with the channel: the monitor keeps only a weak reference to the dealer, and uses it
                 // (to stop monitoring) only once the channel has closed it, on this thread.
-                try HandshakeWatch.watch(dealer, in: scope, endpoint: endpoint) { [unowned scope] in
+                try HandshakeWatch.watch(
+                    dealer, in: scope, endpoint: endpoint, usesCurve: security != nil,
+                    onConnection: { refusals.channel?.connectionChanged(up: $0) }
+                ) { [unowned scope] in
                     refusals.channel?.refuse($0, scope)
                 }
                 try dealer.connect(endpoint)

@@ -42,15 +42,18 @@ extension ClientChannel {
         loopReceive(scope)
     }
 
-    /// The handshake failed: every request waiting, and every later one, fails with the reason.
+    /// The handshake failed for good: every request waiting fails (see ``ClientState/refuse(because:into:)``), and
+    /// every later one until a handshake succeeds.
     func refuse(_ reason: String, _ scope: IOLoopScope) {
         var deliveries = Deliveries()
-        state.withLock { state in
-            state.refusal = reason
-            state.failAll(BusError(code: .refused, message: reason), into: &deliveries)
-        }
+        state.withLock { state in state.refuse(because: reason, into: &deliveries) }
         deliveries.perform(wakingCallerWith: wake)
         loopReceive(scope)
+    }
+
+    /// A connection to the coordinator came up or went down.
+    func connectionChanged(up: Bool) {
+        state.withLock { state in state.connectionChanged(up: up) }
     }
 
     /// The loop is stopping (the client closed, or the context was shut down): requests fail, and the socket, which

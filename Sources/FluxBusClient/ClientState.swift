@@ -21,14 +21,19 @@ struct ClientState {
         let timeout: Duration
         /// ``undecodedAnswers`` when the request was sent: a timeout names the answers that failed to decode since.
         let undecodedBefore: Int
+        /// Whether a connection was up when it was sent, or came up since: if so the coordinator may have it, and a
+        /// handshake refused later says nothing of its outcome.
+        var mayHaveArrived: Bool
     }
 
     let dealer: ZMQSocket
     let endpoint: String
     var waiters: [String: Waiter] = [:]
     var receiver = Receiver.none
-    /// Why the coordinator refused this client's handshake, once it has.
+    /// Why the coordinator refused this client's handshake, until a handshake succeeds.
     var refusal: String?
+    /// Whether a connection is up, as the monitor last said (it says so a little after libzmq knows).
+    var connected = false
     /// Why no request can be sent any more (the client closed, or its context was shut down).
     var closed: String?
     /// Whether the I/O loop watches the socket's descriptor; changed only on the loop's thread.
@@ -70,7 +75,7 @@ struct ClientState {
             return false
         }
         waiters[id] = Waiter(continuation: continuation, deadline: .now.advanced(by: timeout), timeout: timeout,
-                             undecodedBefore: undecodedAnswers)
+                             undecodedBefore: undecodedAnswers, mayHaveArrived: connected)
         return true
     }
 
@@ -112,6 +117,30 @@ struct ClientState {
 
     mutating func failAll(_ error: BusError, into deliveries: inout Deliveries) {
         for id in Array(waiters.keys) { settle(id, with: .failure(error), into: &deliveries) }
+    }
+
+    /// A connection came up (every waiter may now reach the coordinator, and a refusal is over) or went down.
+    mutating func connectionChanged(up: Bool) {
+        connected = up
+        guard up else { return }
+        refusal = nil
+        for id in waiters.keys { waiters[id]?.mayHaveArrived = true }
+    }
+
+    /// The coordinator refused the handshake: later requests fail with `reason` until a handshake succeeds. A
+    /// waiter that never had a connection certainly did not reach it: refused, not applied. One that may have
+    /// reached it over an earlier connection has an unknown outcome, so it fails as `unreachable`, to be asked again
+    /// under the same request id, never as refused: its action may have been applied.
+    mutating func refuse(because reason: String, into deliveries: inout Deliveries) {
+        refusal = reason
+        for (id, waiter) in waiters {
+            let error = waiter.mayHaveArrived
+                ? BusError(code: .unreachable, message: "\(reason). This request may have reached the coordinator over an "
+                    + "earlier connection: its outcome is unknown; once connected again, send it again with the same "
+                    + "request id to get its result")
+                : BusError(code: .refused, message: reason)
+            settle(id, with: .failure(error), into: &deliveries)
+        }
     }
 
     /// Fails each waiter whose deadline has passed.

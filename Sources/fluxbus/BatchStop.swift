@@ -14,8 +14,9 @@ struct BatchStop {
     /// Whether --request-id was given, which makes a rerun of the same input safe.
     let idempotent: Bool
 
-    /// A refusal is an ERROR the coordinator sent before accepting the batch: nothing of it was applied. Anything
-    /// else (no answer in time, a coordinator that stopped) leaves its outcome unknown.
+    /// A refusal is an ERROR the coordinator sent before accepting the batch, or a handshake refused before the batch
+    /// ever had a connection (`BusClient` reports one refused after a connection was up as `unreachable`): nothing of
+    /// it was applied. Anything else (no answer in time, a coordinator that stopped) leaves its outcome unknown.
     var failedWasApplied: Bool? { error.code == .refused ? false : nil }
 
     private var batches: [Range<Int>] { input.batches }

@@ -149,8 +149,10 @@ public final class Worker: Service, Sendable {
                 }
                 do {
                     try HandshakeWatch.watch(
-                        dealer, in: scope, endpoint: configuration.coordinator,
-                        onConnection: { shell.connectionChanged(up: $0) }
+                        dealer, in: scope, endpoint: configuration.coordinator, usesCurve: configuration.security != nil,
+                        onConnection: { shell.connectionChanged(up: $0) },
+                        // A coordinator that died mid-handshake: libzmq reconnects, and joining goes on as when it is down.
+                        onDrop: { logger.debug("a handshake with the coordinator was cut off; reconnecting", metadata: ["event": "\($0)"]) }
                     ) { reason in
                         shell.handle(.handshakeFailed(reason: reason))
                     }
