@@ -101,7 +101,7 @@ extension ZMQError {
             case .wouldBlock: "no message is ready, the high-water mark was reached, or the socket's timeout expired"
             case .terminated: "context terminated; close the socket"
             case .hostUnreachable: "no peer has this routing id (ROUTER_MANDATORY is on); it may not be connected yet"
-            case .addressInUse: "another socket or process already bound this address; pick another port or use :*"
+            case .addressInUse: "another socket or process already bound this address; pick another (for TCP, another port or :*)"
             case .notSocket: "the socket is closed"
             case .wrongState: "REQ/REP sockets must alternate send and receive"
             default: nil

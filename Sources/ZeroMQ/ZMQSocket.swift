@@ -67,9 +67,13 @@ public final class ZMQSocket {
     ///
     /// - Parameter endpoint: `tcp://127.0.0.1:7400`, `tcp://127.0.0.1:*` (an ephemeral port: read the real one from
     ///   ``lastEndpoint``), `ipc:///tmp/name` or `inproc://name`.
-    /// - Throws: ``ZMQError``: `EADDRINUSE`, `EINVAL` for a malformed endpoint, `EPROTONOSUPPORT` for an unknown
-    ///   transport.
+    /// - Throws: ``ZMQError``: `EADDRINUSE` (for `ipc://` too: a socket file some process still listens on, which
+    ///   libzmq alone would take over; see `IPCSocketFile`), `EINVAL` for a malformed endpoint, `EPROTONOSUPPORT`
+    ///   for an unknown transport.
     public func bind(_ endpoint: String) throws(ZMQError) {
+        if handle != nil, let file = IPCSocketFile(endpoint: endpoint), file.hasListener {
+            throw file.inUse(operation: "bind \(endpoint)")
+        }
         try call("bind \(endpoint)") { zmq_bind($0, endpoint) }
     }
 
