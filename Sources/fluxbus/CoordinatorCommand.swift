@@ -16,8 +16,8 @@ struct CoordinatorCommand: AsyncParsableCommand {
             coordinator resumes from the log under a new epoch and runs again what was logged and not completed; \
             workers rejoin by themselves. A log it cannot read stops it at start-up (exit 5) instead of starting an \
             empty bus, and so does a log that is missing, empty or shorter than what its data directory had \
-            committed (log.mark beside it records the bus id and how far the log reached): the message names the \
-            file, the reason and what to do. --new-bus starts from what the log holds on purpose. See \
+            committed (log.mark beside it records the bus id and how far the log reached), or whose log.mark is \
+            damaged (empty, cut short or not a mark): the message names the file, the reason and what to do. --new-bus starts from what the log holds on purpose. See \
             docs/OPERATIONS.md, sections 9 to 11, for backups and recovery.
 
             Examples:
@@ -80,7 +80,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @Flag(help: "Keep the log in memory instead of --data-dir: a restart then starts a new bus, and workers that applied the old one are refused.")
     var inMemory = false
 
-    @Flag(help: "Start from what the log holds even if it is missing, empty or shorter than what this data directory had committed (a new bus when it is empty); workers that applied more are refused.")
+    @Flag(help: "Start from what the log holds even if it is missing, empty or shorter than what this data directory had committed, or its log.mark is damaged (a new bus when the log is empty); workers that applied more are refused.")
     var newBus = false
 
     @Option(help: ArgumentHelp(

@@ -5,6 +5,7 @@ protocol LogMarkStore: AnyObject {
     /// The file, for messages.
     var path: String { get }
     /// The mark; nil when none was ever written (a new data directory).
+    /// - Throws: ``LogMarkDamage`` when what is there is not a whole mark.
     func read() throws -> LogHighWater?
     /// Records the mark; `durably` also makes it reach the disk (when a bus is created or its mark reset).
     func write(_ mark: LogHighWater, durably: Bool) throws
@@ -48,8 +49,16 @@ final class LogIdentity {
             if !hasID { try recordBus(busID) }
             return .inMemory
         }
-        let recorded = try mark.read()
         var decision = Decision.created
+        let recorded: LogHighWater?
+        do {
+            recorded = try mark.read()
+        } catch let damage as LogMarkDamage {
+            guard newBus else { throw BusError(code: .storage, message: damage.description) }
+            // Nothing to compare the log with: --new-bus goes on from what it holds, and the mark is written anew.
+            recorded = nil
+            decision = .newBus("the mark \(damage.path) \(damage.reason)")
+        }
         if let recorded {
             var holding = holding
             holding.chainAtMark = recorded.sequence > 0 ? try chainAt(recorded.sequence) : nil
@@ -62,7 +71,7 @@ final class LogIdentity {
             } else {
                 decision = .continued
             }
-        } else if holding.busID != nil {
+        } else if holding.busID != nil, decision == .created {
             decision = .adopted
         }
         if !hasID { try recordBus(busID) }
