@@ -121,8 +121,8 @@ start() {
             die "$endpoint is too long for an ipc:// endpoint; use a shorter FLUXBUS_CLUSTER_DIR"
         fi
     done
-    # A second coordinator binding the same ipc:// path would silently take it over from the first (ZeroMQ
-    # replaces the socket file), so refuse when anything already answers there.
+    # The coordinator itself refuses an endpoint in use (exit 2, for ipc:// too); asking first gives the script's
+    # own message, naming the variable to change, before anything starts.
     if "$fluxbus" status --coordinator "$control" --timeout 1 >/dev/null 2>&1; then
         die "a coordinator already answers on $control; stop it or choose another FLUXBUS_CONTROL"
     fi

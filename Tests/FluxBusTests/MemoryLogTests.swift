@@ -24,6 +24,7 @@ struct MemoryLogTests {
             "\(recovered.lastSequence) \(recovered.lastCompleted) \(recovered.lastEpoch)",
             "pending \(recovered.pending.map { "\($0.sequence) \($0.requestID) \($0.actions) \($0.batchFirst as Any) \($0.batchSize) \($0.fingerprint as Any)" })",
             "stores \(recovered.stores) \(recovered.histories.sorted { $0.key < $1.key })", "poison \(recovered.poisonMarks)",
+            "declarations \(recovered.declarations)",
             "decisions \(recovered.decisions.sorted { $0.key < $1.key })",
             "plans \(recovered.plans.sorted { $0.key < $1.key }.map { ($0.key, $0.value.sorted { $0.key < $1.key }) })",
         ]

@@ -171,4 +171,29 @@ struct ScenarioTests {
         }
         #expect(answers.contains { $0.outcomes.contains { $0.store == SimTally.name && $0.status == .ok } })
     }
+
+    /// A coordinator restarted while every worker hosting the ledger is down, and they stay down past its grace
+    /// period: what it dispatches meanwhile still names the ledger (recorded `unknown`, not left out as if no store
+    /// handled it), and its replicas apply all of it when they return. Before the log kept each store's declaration,
+    /// those plans left the ledger out, and its replicas skipped the actions for good (an outside probe, with real
+    /// processes, found it; `plansRecorded` is the invariant it gave the checker).
+    @Test func aPreviousRunsStoreStaysInThePlansWhileItsWorkersAreAway() {
+        let cluster = SimCluster(seed: 5, faults: .nothing, actionsPerClient: 20)
+        cluster.run(until: 60_000_000) { $0.checker.acknowledged.count >= 6 }
+        cluster.retired = [0, 1]
+        cluster.crashWorker(0)
+        cluster.crashWorker(1)
+        cluster.crashCoordinator(restartAfter: 200_000)
+        // Past the grace period (3 s here), with clients still sending.
+        cluster.run(until: cluster.now + 6_000_000)
+        let duringOutage = cluster.checker.answers.values.flatMap(\.outcomes).filter { $0.store == SimLedger.name && $0.status == .unknown }
+        #expect(!duringOutage.isEmpty, "actions were dispatched while the ledger's workers were away")
+        cluster.retired = []
+        cluster.startWorker(0, withCheckpoint: true)
+        cluster.startWorker(1, withCheckpoint: false)
+        #expect(Self.settle(cluster, within: 60), "\(cluster.checker.recentSteps.suffix(10))")
+        #expect(cluster.checker.violation == nil, "\(cluster.checker.violation ?? "")")
+        #expect(cluster.checker.acknowledged.count == 60)
+        #expect(Self.ledger(cluster, 0) == Self.ledger(cluster, 1), "both ledger replicas applied the same actions")
+    }
 }

@@ -11,6 +11,7 @@ extension SimCluster {
         }, readFails: { [unowned self] in
             faults.readFailure > 0 && Double.random(in: 0..<1, using: &readRandom) < faults.readFailure
         })
+        log.onPlans = { [unowned self] in checker.plansRecorded($0, known: $1) }
         let recovered: LogRecovery
         do {
             recovered = try log.recover()

@@ -131,8 +131,12 @@ final class SimulatedLog: LogStorage {
     var oldestRetained: UInt64 { log.oldestRetained }
     var knownStores: [String] { log.knownStores }
     var histories: [String: StoreHistory] { log.histories }
+    var declarations: [String: StoreDeclaration] { log.declarations }
     var poisonMarks: [PoisonMark] { log.poisonMarks }
     var snapshots: [String: LogSnapshot] { log.snapshots }
+
+    /// Sees every request's plans as they are logged, with the stores the log knows then.
+    var onPlans: (([String: [PlanStep]], _ known: [String]) -> Void)?
 
     init(disk: SimulatedDisk, flushFails: @escaping () -> Bool, readFails: @escaping () -> Bool = { false }) {
         self.disk = disk
@@ -190,10 +194,14 @@ final class SimulatedLog: LogStorage {
     func beginEpoch(_ epoch: UInt64) { log.beginEpoch(epoch) }
     func complete(_ entry: ReplayEntry) { log.complete(entry) }
     func recordDecision(_ output: StoreOutput, sequence: UInt64) { log.recordDecision(output, sequence: sequence) }
-    func recordPlans(_ plans: [String: [PlanStep]], request first: UInt64) { log.recordPlans(plans, request: first) }
+    func recordPlans(_ plans: [String: [PlanStep]], request first: UInt64) {
+        onPlans?(plans, log.knownStores)
+        log.recordPlans(plans, request: first)
+    }
     func recordAnswer(_ message: Message, for requestID: String, sequence: UInt64) { log.recordAnswer(message, for: requestID, sequence: sequence) }
     func recordPoison(_ mark: PoisonMark) { log.recordPoison(mark) }
     func rememberStore(_ name: String, history: StoreHistory) { log.rememberStore(name, history: history) }
+    func recordDeclaration(_ declaration: StoreDeclaration) { log.recordDeclaration(declaration) }
     func beginSnapshot(store: String, sequence: UInt64) { log.beginSnapshot(store: store, sequence: sequence) }
     func writeSnapshotChunk(store: String, sequence: UInt64, offset: UInt64, bytes: [UInt8]) {
         log.writeSnapshotChunk(store: store, sequence: sequence, offset: offset, bytes: bytes)
@@ -251,7 +259,7 @@ extension MemoryLogTables {
         let copy = MemoryLogTables()
         (copy.actions, copy.requests, copy.requestSequences) = (actions, requests, requestSequences)
         (copy.epochs, copy.busID) = (epochs, busID)
-        (copy.stores, copy.histories, copy.poison) = (stores, histories, poison)
+        (copy.stores, copy.histories, copy.declarations, copy.poison) = (stores, histories, declarations, poison)
         (copy.snapshots, copy.chunks, copy.decisions, copy.plans) = (snapshots, chunks, decisions, plans)
         return copy
     }

@@ -124,6 +124,16 @@ extension ActionLog {
             + "log from a backup (docs/OPERATIONS.md, section 11)")
     }
 
+    /// A store's recorded declaration, from its column's bytes (or a journal record's).
+    /// - Throws: ``LogDamage`` when they do not decode.
+    static func decodeDeclaration(_ bytes: [UInt8], store: String, codec: Codec) throws -> StoreDeclaration {
+        do {
+            return try bytes.withUnsafeBufferPointer { try codec.decodeRecord(StoreDeclaration.self, from: $0) }
+        } catch {
+            throw LogDamage(detail: "the recorded declaration of store `\(store)` does not decode (\(error))")
+        }
+    }
+
     /// A blob column of the current row, read in place.
     private static func column<T>(
         _ index: Int32, of statement: SQLiteStatement, _ read: (UnsafeBufferPointer<UInt8>) throws -> T

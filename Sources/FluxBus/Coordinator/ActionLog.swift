@@ -178,9 +178,12 @@ final class ActionLog: BufferedLog {
         }
         try readDecisionsAndPlans(db, into: &recovered)
         // In the order first seen: the stores of one commit share its time, and their rows follow each other.
-        let storeRows = try Row.fetchAll(db, sql: "SELECT name, historyFrom, historyBefore FROM store ORDER BY firstSeen, rowid")
+        let storeRows = try Row.fetchAll(db, sql: "SELECT name, historyFrom, historyBefore, declaration FROM store ORDER BY firstSeen, rowid")
         recovered.stores = storeRows.map { $0["name"] }
         for row in storeRows { recovered.histories[row["name"]] = StoreHistory(from: row["historyFrom"], before: row["historyBefore"]) }
+        recovered.declarations = try storeRows.compactMap { row in
+            try (row["declaration"] as Data?).map { try Self.decodeDeclaration([UInt8]($0), store: row["name"], codec: codec) }
+        }
         recovered.poisonMarks = try Row.fetchAll(db, sql: "SELECT sequence, store, reason FROM poison ORDER BY sequence, store")
             .map { PoisonMark(sequence: $0["sequence"], store: $0["store"], reason: $0["reason"]) }
         var snapshots: [String: LogSnapshot] = [:]

@@ -16,6 +16,7 @@ extension BufferedLog {
     var oldestRetained: UInt64 { buffer.oldestRetained }
     var knownStores: [String] { buffer.knownStores }
     var histories: [String: StoreHistory] { buffer.histories }
+    var declarations: [String: StoreDeclaration] { buffer.declarations }
     var snapshots: [String: LogSnapshot] { buffer.snapshots }
     var poisonMarks: [PoisonMark] { buffer.poisonMarks }
 
@@ -55,6 +56,10 @@ extension BufferedLog {
 
     func rememberStore(_ name: String, history: StoreHistory) {
         if buffer.remember(name, history: history) { buffer.add(.store(name, history)) }
+    }
+
+    func recordDeclaration(_ declaration: StoreDeclaration) {
+        if buffer.remember(declaration) { buffer.add(.declaration(declaration)) }
     }
 
     func beginSnapshot(store: String, sequence: UInt64) { buffer.add(.snapshotBegin(store: store, sequence: sequence)) }

@@ -119,6 +119,16 @@ extension CoordinatorEngine {
 
     // MARK: - Restart
 
+    /// The previous run's stores stay in the plans while their workers are away, as they do when a worker is lost
+    /// without a restart: an action dispatched meanwhile records them `unknown`, and they apply it on their return.
+    func rememberPreviousRun(_ declarations: [StoreDeclaration]) {
+        let leftOut = membership.remember(declarations)
+        guard !leftOut.isEmpty else { return }
+        logger.warning("stores of the previous run left out of plans until a worker declares them again", metadata: [
+            "stores": "\(leftOut.joined(separator: ","))", "why": "they conflict with the topology or with the stores here",
+        ])
+    }
+
     /// Ends the wait for the previous run's stores once each has a live replica again, or the grace period is over.
     func checkRecovery() {
         guard let (stores, until) = recovery else { return }

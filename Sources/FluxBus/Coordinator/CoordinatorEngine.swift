@@ -129,6 +129,7 @@ final class CoordinatorEngine {
             recovery = (Set(recovered.stores), now.advanced(by: configuration.recoveryGrace))
         }
         log.beginEpoch(epoch)
+        rememberPreviousRun(recovered.declarations)
     }
 
     /// How long a peer may stay silent before it is written off.

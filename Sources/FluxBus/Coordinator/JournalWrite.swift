@@ -13,6 +13,7 @@ enum JournalWrite {
         case epoch = 1, action, completion, decision, plans, answer, store, poison
         /// The commit's time, seconds since 1970 (a Double's bits): the rows' `loggedAt`, `completedAt` and the like.
         case committedAt
+        case declaration
     }
 
     /// The writes as a record's body; nil when one of them is not journaled.
@@ -73,6 +74,9 @@ enum JournalWrite {
                 out.string(name)
                 out.u64(history.from)
                 out.u64(history.before)
+            case .declaration(let declaration):
+                out.kind(.declaration)
+                out.data(codec.encodeRecord(declaration))
             case .poison(let mark):
                 out.kind(.poison)
                 out.u64(mark.sequence)
@@ -136,6 +140,8 @@ enum JournalWrite {
             case .store:
                 let name = try input.string()
                 writes.append(.store(name, StoreHistory(from: try input.u64(), before: try input.u64())))
+            case .declaration:
+                writes.append(.declaration(try ActionLog.decodeDeclaration(try input.data(), store: "in a journal record", codec: codec)))
             case .poison:
                 let sequence = try input.u64()
                 writes.append(.poison(PoisonMark(sequence: sequence, store: try input.string(), reason: try input.string())))

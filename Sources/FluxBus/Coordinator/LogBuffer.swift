@@ -12,6 +12,7 @@ final class LogBuffer {
     var oldestRetained: UInt64 = 1
     private(set) var knownStores: [String] = []
     private(set) var histories: [String: StoreHistory] = [:]
+    private(set) var declarations: [String: StoreDeclaration] = [:]
     private(set) var poisonMarks: [PoisonMark] = []
     private var knownStoreSet: Set<String> = []
     var snapshots: [String: LogSnapshot] = [:]
@@ -33,6 +34,7 @@ final class LogBuffer {
         knownStores = recovery.stores
         knownStoreSet = Set(recovery.stores)
         histories = recovery.histories
+        declarations = Dictionary(recovery.declarations.map { ($0.name, $0) }, uniquingKeysWith: { $1 })
         poisonMarks = recovery.poisonMarks
         self.snapshots = snapshots
     }
@@ -42,6 +44,13 @@ final class LogBuffer {
         guard knownStoreSet.insert(name).inserted else { return false }
         knownStores.append(name)
         histories[name] = history
+        return true
+    }
+
+    /// Whether `declaration` differs from the one recorded for its store; it is the recorded one from now on.
+    func remember(_ declaration: StoreDeclaration) -> Bool {
+        guard declarations[declaration.name] != declaration else { return false }
+        declarations[declaration.name] = declaration
         return true
     }
 

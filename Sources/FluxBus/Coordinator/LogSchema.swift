@@ -199,6 +199,12 @@ enum LogSchema {
                 INSERT INTO journal (id, generation, counter) VALUES (0, 0, 0);
                 """)
         }
+        // v10: each store's declaration as its replicas last joined with it (StoreDeclaration in wire layout, its
+        // lastApplied 0), so that a restarted coordinator plans with the stores of its previous run before their
+        // workers are back, rather than leaving them out of every plan it makes meanwhile.
+        migrator.registerMigration("v10") { db in
+            try db.execute(sql: "ALTER TABLE store ADD COLUMN declaration BLOB")
+        }
         return migrator
     }
 

@@ -26,6 +26,8 @@ protocol LogStorage: AnyObject {
     var knownStores: [String] { get }
     /// The history each known store replays (``StoreHistory/none`` for a store known before histories were kept).
     var histories: [String: StoreHistory] { get }
+    /// The declaration each known store's replicas last joined with (none for a store known before they were kept).
+    var declarations: [String: StoreDeclaration] { get }
     var snapshots: [String: LogSnapshot] { get }
     /// Every poison mark, in sequence order (few: each is a handler that crashed its worker again and again).
     var poisonMarks: [PoisonMark] { get }
@@ -51,6 +53,9 @@ protocol LogStorage: AnyObject {
     /// Remembers a store name, so that compaction waits for its snapshot, with the history its replicas replay; a
     /// store already known keeps the history it had.
     func rememberStore(_ name: String, history: StoreHistory)
+    /// Records the declaration a remembered store's replica joined with, when it differs from the one recorded: a
+    /// restarted coordinator plans with it until a replica of the store joins again.
+    func recordDeclaration(_ declaration: StoreDeclaration)
     /// Starts receiving a snapshot of `store` at `sequence`: drops any chunks an abandoned attempt left of it.
     func beginSnapshot(store: String, sequence: UInt64)
     /// Stores one chunk of a snapshot being received. It is not the store's snapshot until ``saveSnapshot(_:)``.
@@ -181,6 +186,8 @@ struct LogRecovery {
     var stores: [String] = []
     /// The history each of them replays.
     var histories: [String: StoreHistory] = [:]
+    /// The recorded declarations of the stores, in the order first seen: those recorded before v10 have none.
+    var declarations: [StoreDeclaration] = []
     /// Every poison mark, in sequence order.
     var poisonMarks: [PoisonMark] = []
     /// The outcomes released for actions not completed, by sequence: dispatched again, they must release the same.

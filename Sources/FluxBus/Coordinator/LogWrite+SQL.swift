@@ -67,6 +67,9 @@ extension LogWrite {
         case .store(let name, let history):
             try db.cachedStatement(sql: "INSERT OR IGNORE INTO store (name, firstSeen, historyFrom, historyBefore) VALUES (?, ?, ?, ?)")
                 .execute(arguments: [name, now, history.from, history.before])
+        case .declaration(let declaration):
+            try db.cachedStatement(sql: "UPDATE store SET declaration = ? WHERE name = ?")
+                .execute(arguments: [Data(codec.encodeRecord(declaration)), declaration.name])
         case .poison(let mark):
             try db.cachedStatement(sql: "INSERT OR IGNORE INTO poison (sequence, store, reason, markedAt) VALUES (?, ?, ?, ?)")
                 .execute(arguments: [mark.sequence, mark.store, mark.reason, now])

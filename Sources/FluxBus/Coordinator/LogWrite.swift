@@ -13,6 +13,9 @@ enum LogWrite {
     case plans(request: UInt64, plans: [String: [PlanStep]])
     case answer(requestID: String, sequence: UInt64, message: Message)
     case store(String, StoreHistory)
+    /// The declaration a store's replicas joined with last (its `lastApplied` 0): after a restart the coordinator
+    /// plans with it until a replica joins again.
+    case declaration(StoreDeclaration)
     case poison(PoisonMark)
     case snapshot(LogSnapshot)
     case snapshotBegin(store: String, sequence: UInt64)

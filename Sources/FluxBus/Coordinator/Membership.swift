@@ -27,6 +27,9 @@ struct Membership {
         var replicas: [String] = []
         /// The first sequence at which replicas reported different digests; 0 for none.
         var divergedAt: UInt64 = 0
+        /// Known from the log of a previous run, and no worker hosting it has joined since: kept, though nobody hosts
+        /// it, so that plans still name it (its outcome `unknown` until a replica returns and applies them).
+        var fromLog = false
 
         func handles(_ actionType: String) -> Bool {
             declaration.handlesAll || declaration.handles.contains(actionType)
@@ -60,6 +63,12 @@ struct Membership {
         var candidateOrder = storeOrder
         for declaration in hello.stores {
             if var existing = candidateStores[declaration.name] {
+                // A store known only from the log takes the declaration its first replica brings: nobody hosts the
+                // old one, and a worker may have been upgraded while the coordinator was down.
+                if existing.fromLog, existing.replicas.isEmpty {
+                    existing.declaration = declaration
+                    existing.fromLog = false
+                }
                 guard existing.declaration.dependsOn == declaration.dependsOn,
                     existing.declaration.handlesAll == declaration.handlesAll,
                     Set(existing.declaration.handles) == Set(declaration.handles)
@@ -217,12 +226,35 @@ struct Membership {
         return missing.sorted()
     }
 
+    /// Adds the stores a previous run's log recorded that no worker has declared since, with their recorded
+    /// declarations and no replica. One that would close a cycle with the stores already here, or that the
+    /// topology does not pin, is left out; returns the names left out.
+    mutating func remember(_ declarations: [StoreDeclaration]) -> [String] {
+        var leftOut: [String] = []
+        for declaration in declarations where stores[declaration.name] == nil {
+            var candidate = declaration
+            candidate.lastApplied = 0
+            let nodes = (storeOrder + [candidate.name]).map { name in
+                DependencyGraph.Node(name: name, dependsOn: stores[name]?.declaration.dependsOn ?? candidate.dependsOn)
+            }
+            let pinned = topology.map { $0.store(named: candidate.name).map { Set($0.dependsOn) == Set(candidate.dependsOn) } ?? false }
+            guard pinned ?? true, Self.findCycle(nodes) == nil else {
+                leftOut.append(candidate.name)
+                continue
+            }
+            stores[candidate.name] = StoreRecord(declaration: candidate, fromLog: true)
+            storeOrder.append(candidate.name)
+        }
+        recomputeGraph()
+        return leftOut
+    }
+
     // MARK: - The graph
 
     /// Stores nobody hosts any more are forgotten, unless another store's declaration still names them.
     private mutating func pruneUnhostedStores() {
         storeOrder.removeAll { name in
-            guard stores[name]?.replicas.isEmpty == true else { return false }
+            guard let record = stores[name], record.replicas.isEmpty, !record.fromLog else { return false }
             stores[name] = nil
             return true
         }

@@ -64,6 +64,7 @@ extension MemoryLogTables {
         recovered.plans = plans.filter { firsts.contains($0.key) }
         recovered.stores = stores
         recovered.histories = histories
+        recovered.declarations = stores.compactMap { declarations[$0] }
         recovered.poisonMarks = poison
         let completed = UInt64(actions.count { $0.entry != nil })
         if let oldest = actions.first?.sequence, recovered.lastCompleted >= oldest, completed != recovered.lastCompleted - oldest + 1 {

@@ -46,6 +46,8 @@ final class MemoryLogTables {
     /// In the order first seen.
     var stores: [String] = []
     var histories: [String: StoreHistory] = [:]
+    /// Each store's declaration as its replicas last joined with it.
+    var declarations: [String: StoreDeclaration] = [:]
     /// In (sequence, store) order, one per pair.
     var poison: [PoisonMark] = []
     var snapshots: [String: LogSnapshot] = [:]
@@ -101,6 +103,9 @@ final class MemoryLogTables {
             guard histories[name] == nil else { return }
             stores.append(name)
             histories[name] = history
+        case .declaration(let declaration):
+            // As the SQL's UPDATE: only a store already recorded.
+            if histories[declaration.name] != nil { declarations[declaration.name] = declaration }
         case .poison(let mark):
             let index = poison.firstIndex { ($0.sequence, $0.store) >= (mark.sequence, mark.store) } ?? poison.endIndex
             if index == poison.endIndex || (poison[index].sequence, poison[index].store) != (mark.sequence, mark.store) {

@@ -9,6 +9,7 @@ enum LogAnswers {
         var lines = [
             "unflushed \(log.hasUnflushedActions)", "oldest \(log.oldestRetained)", "stores \(log.knownStores)",
             "histories \(log.histories.sorted { $0.key < $1.key })", "poison \(log.poisonMarks)",
+            "declarations \(log.declarations.sorted { $0.key < $1.key })",
             "snapshots \(log.snapshots.values.sorted { $0.store < $1.store })",
         ]
         for sequence in 0...last + 1 {

@@ -35,7 +35,15 @@ struct LogScript {
         case 9: decideOrPlan(logs)
         case 10: answer(logs)
         case 11: let store = pick(Self.stores), history = StoreHistory(from: UInt64(rng.below(9)), before: lastCompleted + 1)
-            for log in logs { log.rememberStore(store, history: history) }
+            // As the engine does on a join: the store, then the declaration it joined with (which may have changed).
+            let handlesAll = rng.below(3) == 0
+            let declaration = StoreDeclaration(
+                name: store, dependsOn: rng.below(2) == 0 ? [] : [pick(Self.stores.filter { $0 != store })],
+                handlesAll: handlesAll, handles: handlesAll ? [] : ["t\(rng.below(3))", "u"])
+            for log in logs {
+                log.rememberStore(store, history: history)
+                log.recordDeclaration(declaration)
+            }
         case 12: let mark = PoisonMark(sequence: UInt64(rng.below(Int(lastSequence) + 2)), store: pick(Self.stores), reason: pick(["a", "b"]))
             for log in logs { log.recordPoison(mark) }
         case 13...15: snapshotStep(logs)
