@@ -1,8 +1,9 @@
 import Flux
 
 /// Canonical JSON text, written by hand: no whitespace, object keys sorted by their UTF-8 bytes, strings escaped
-/// minimally, numbers in ECMAScript's `Number.prototype.toString` form. `docs/PROTOCOL.md` (Appendix A) specifies it,
-/// because the `kv` store's digest is computed over it and a replica in another language must match.
+/// minimally, numbers exactly, in the layout of ECMAScript's `Number.prototype.toString`. `docs/PROTOCOL.md`
+/// (Appendix A) specifies it, because the `kv` store's digest is computed over it and a replica in another language
+/// must match.
 public enum CanonicalJSON {
     /// Appends `value` as canonical JSON.
     public static func write(_ value: JSONValue, into bytes: inout [UInt8]) {
@@ -63,16 +64,27 @@ public enum CanonicalJSON {
         bytes.append(UInt8(ascii: "\""))
     }
 
-    /// Appends a finite number as ECMAScript's `Number.prototype.toString` writes it: the shortest digits that read
-    /// back as the same double; plain notation for decimal exponents from -6 to 20, exponent notation beyond
-    /// (`1e+21`, `1.5e-7`); no `-0`.
-    public static func write(_ number: Double, into bytes: inout [UInt8]) {
-        if number == number.rounded(.towardZero), abs(number) < 0x1p53 {
-            bytes.append(contentsOf: String(Int64(number)).utf8)
-            return
+    /// Appends a number in ECMAScript's `Number.prototype.toString` layout, applied to its exact decimal digits:
+    /// plain notation for decimal exponents from -6 to 20, exponent notation beyond (`1e+21`, `1.5e-7`); no `-0`.
+    /// A number a double holds exactly has the double's shortest digits, so it is written as JavaScript writes the
+    /// double; any other keeps all its digits (`9007199254740993`), which a double would have rounded.
+    public static func write(_ number: JSONNumber, into bytes: inout [UInt8]) {
+        switch number.storage {
+        case .integer(let value): bytes.append(contentsOf: String(value).utf8)
+        case .decimal(let negative, let digits, let point):
+            if negative { bytes.append(UInt8(ascii: "-")) }
+            writeLaidOut(digits, point: point, into: &bytes)
         }
-        if number < 0 { bytes.append(UInt8(ascii: "-")) }
-        let (digits, point) = shortestDigits(abs(number))
+    }
+
+    /// Appends a finite double as ECMAScript's `Number.prototype.toString` writes it: the shortest digits that read
+    /// back as the same double, laid out as for any ``JSONNumber``.
+    public static func write(_ number: Double, into bytes: inout [UInt8]) {
+        write(JSONNumber(number), into: &bytes)
+    }
+
+    /// Lays out `0.DIGITS × 10^point` (digits without leading or trailing zeros).
+    private static func writeLaidOut(_ digits: [UInt8], point: Int, into bytes: inout [UInt8]) {
         let count = digits.count
         if count <= point, point <= 21 {
             bytes.append(contentsOf: digits)

@@ -4,8 +4,12 @@ import Flux
 /// several times faster than `JSONDecoder`, and a large state without building a second tree.
 ///
 /// It accepts what `JSONDecoder` accepts for a ``JSONValue`` and rejects the rest: a trailing comma, a lone
-/// surrogate, invalid UTF-8, a number out of a double's range, nesting deeper than 512. A key given twice keeps its
-/// first value, as `JSONDecoder` does.
+/// surrogate, invalid UTF-8, a number out of a double's range, nesting deeper than 512. It keeps every number exactly
+/// (``JSONNumber``), where `JSONDecoder` rounds to a double.
+///
+/// A key given twice keeps its first value, as `JSONDecoder` does for every other store's payload: an action already
+/// in a log must replay to the same state on every version. New payloads are checked with `refusingDuplicateKeys`
+/// before they are sent (`fluxbus dispatch`), so that the ambiguity is refused where it can be fixed.
 struct JSONParser {
     /// What is wrong with the input, and where.
     struct Failure: Error, CustomStringConvertible {
@@ -17,13 +21,14 @@ struct JSONParser {
     static let maximumDepth = 512
 
     private let bytes: UnsafeBufferPointer<UInt8>
+    private let refusingDuplicateKeys: Bool
     private var at = 0
     private var depth = 0
 
     /// Parses one JSON document: a value surrounded by nothing but whitespace.
-    static func parse(_ input: [UInt8]) throws(Failure) -> JSONValue {
+    static func parse(_ input: [UInt8], refusingDuplicateKeys: Bool = false) throws(Failure) -> JSONValue {
         try input.withUnsafeBufferPointer { (buffer) throws(Failure) -> JSONValue in
-            var parser = JSONParser(bytes: buffer)
+            var parser = JSONParser(bytes: buffer, refusingDuplicateKeys: refusingDuplicateKeys)
             let value = try parser.value()
             parser.skipWhitespace()
             guard parser.at == buffer.count else { throw parser.failure("unexpected bytes after the value") }
@@ -31,7 +36,10 @@ struct JSONParser {
         }
     }
 
-    private init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+    private init(bytes: UnsafeBufferPointer<UInt8>, refusingDuplicateKeys: Bool) {
+        self.bytes = bytes
+        self.refusingDuplicateKeys = refusingDuplicateKeys
+    }
 
     private func failure(_ reason: String) -> Failure { Failure(reason: reason, offset: at) }
 
@@ -74,10 +82,16 @@ struct JSONParser {
         while true {
             skipWhitespace()
             guard at < bytes.count, bytes[at] == UInt8(ascii: "\"") else { throw failure("expected a key in quotes") }
+            let keyStart = at
             let key = try string()
             try expect(UInt8(ascii: ":"))
             let member = try value()
-            if members[key] == nil { members[key] = member }
+            if members[key] == nil {
+                members[key] = member
+            } else if refusingDuplicateKeys {
+                at = keyStart
+                throw failure("the key \"\(key)\" appears twice in an object; give each key once")
+            }
             skipWhitespace()
             guard at < bytes.count else { throw failure("the input ends inside an object") }
             if bytes[at] == UInt8(ascii: "}") { at += 1; return .object(members) }
@@ -115,26 +129,57 @@ struct JSONParser {
         at += count
     }
 
-    private mutating func number() throws(Failure) -> Double {
+    /// Reads a number exactly (see ``JSONNumber``); a plain integer of up to 18 digits, the common case, without
+    /// building a string. A magnitude beyond a double's range is refused rather than kept, so that a replica in a
+    /// language without big decimals can still read every state.
+    private mutating func number() throws(Failure) -> JSONNumber {
         let start = at
-        if bytes[at] == UInt8(ascii: "-") { at += 1 }
+        let negative = bytes[at] == UInt8(ascii: "-")
+        if negative { at += 1 }
         guard at < bytes.count, isDigit(bytes[at]) else { throw failure("a number needs a digit") }
+        let integerPart = at
         if bytes[at] == UInt8(ascii: "0") { at += 1 } else { skipDigits() }
+        let integerDigits = at - integerPart
+        var fractionPart = at..<at
         if at < bytes.count, bytes[at] == UInt8(ascii: ".") {
             at += 1
             guard at < bytes.count, isDigit(bytes[at]) else { throw failure("a fraction needs a digit") }
+            let fractionStart = at
             skipDigits()
+            fractionPart = fractionStart..<at
         }
+        var exponent = 0
+        var hasExponent = false
         if at < bytes.count, bytes[at] | 0x20 == UInt8(ascii: "e") {
+            hasExponent = true
             at += 1
+            let negativeExponent = at < bytes.count && bytes[at] == UInt8(ascii: "-")
             if at < bytes.count, bytes[at] == UInt8(ascii: "+") || bytes[at] == UInt8(ascii: "-") { at += 1 }
             guard at < bytes.count, isDigit(bytes[at]) else { throw failure("an exponent needs a digit") }
-            skipDigits()
+            while at < bytes.count, isDigit(bytes[at]) {
+                // Saturated: far beyond a double's range either way, and refused or zero below.
+                exponent = min(exponent * 10 + Int(bytes[at] - UInt8(ascii: "0")), 1_000_000_000)
+                at += 1
+            }
+            if negativeExponent { exponent = -exponent }
+        }
+        if fractionPart.isEmpty, !hasExponent, integerDigits <= 18 {
+            var value: Int64 = 0
+            for byte in bytes[integerPart..<integerPart + integerDigits] { value = value * 10 + Int64(byte - UInt8(ascii: "0")) }
+            return JSONNumber(negative ? -value : value)
         }
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<at]), as: UTF8.self)
-        guard let number = Double(text), number.isFinite else {
+        let shown = text.count > 40 ? String(text.prefix(40)) + "…" : text
+        guard let nearest = Double(text), nearest.isFinite else {
             at = start
-            throw failure("the number \(text) does not fit a double")
+            throw failure("the number \(shown) is too large: FluxBus keeps numbers exactly up to a double's range, 1.8e308")
+        }
+        let number = JSONNumber(
+            negative: negative, digits: Array(bytes[integerPart..<integerPart + integerDigits]) + Array(bytes[fractionPart]),
+            point: integerDigits + exponent)
+        guard nearest != 0 || number == 0 else {
+            at = start
+            throw failure("the number \(shown) is too small: FluxBus keeps numbers exactly down to a double's range, 5e-324")
         }
         return number
     }

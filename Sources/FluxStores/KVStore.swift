@@ -33,8 +33,17 @@ public final class KVStore: Store {
     public init() {}
 }
 
-// `kv.set` and `kv.delete` are the bus's commonest actions: read them without `JSONDecoder`.
-extension KVStore.Set: JSONReadable {
+// `kv.set` and `kv.delete` are the bus's commonest actions: read them without `JSONDecoder`. A `kv.set` is also
+// written without `JSONEncoder`, which could not write every number exactly (see `JSONValue.encode(to:)`).
+extension KVStore.Set: JSONReadable, JSONWritable {
+    public func writeJSON(into bytes: inout [UInt8]) {
+        bytes.append(contentsOf: #"{"key":"#.utf8)
+        CanonicalJSON.write(key, into: &bytes)
+        bytes.append(contentsOf: #","value":"#.utf8)
+        CanonicalJSON.write(value, into: &bytes)
+        bytes.append(UInt8(ascii: "}"))
+    }
+
     public init(json bytes: [UInt8]) throws {
         let members = try JSONValue(json: bytes).members(of: "the payload")
         guard case .string(let key)? = members["key"] else { throw PayloadShapeError("`key` must be a string") }

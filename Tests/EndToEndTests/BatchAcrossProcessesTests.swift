@@ -75,7 +75,7 @@ struct BatchAcrossProcessesTests {
         let setBatches = try Self.batchLines(sets.output)
         #expect(setBatches.map(\.firstSeq) == [301, 501, 701] && setBatches.allSatisfy(\.failures.isEmpty), "\(sets)")
         var expected: [String: JSONValue] = [:]
-        for index in 1...500 { expected[KVHistory.key(index)] = .number(Double(index)) }
+        for index in 1...500 { expected[KVHistory.key(index)] = .number(JSONNumber(index)) }
         let result = try await client.dispatch("kv.set", json: #"{"key":"probe","value":0}"#)
         expected["probe"] = .number(0)
         let digest = KVState(expected).stateDigest
@@ -179,7 +179,7 @@ struct BatchAcrossProcessesTests {
         #expect(status.logLast == UInt64(total), "the retried import logged \(status.logLast) actions for \(total) lines")
 
         var expected: [String: JSONValue] = [:]
-        for index in 1...total { expected[KVHistory.key(index)] = .number(Double(index)) }
+        for index in 1...total { expected[KVHistory.key(index)] = .number(JSONNumber(index)) }
         let last = try await KilledCoordinatorTests.probeUntilEqual(expected, replicas: 2, client: client, cluster: cluster)
         await client.close()
         await cluster.stop()

@@ -32,7 +32,7 @@ struct KVHistory {
     /// than the last: a client alone on the bus sees every sequence.
     mutating func record(key: String, value: Int, sequence: UInt64) {
         #expect(sequence == (sequences.last ?? 0) + 1, "#\(sequence) after #\(sequences.last ?? 0): a sequence was skipped or reused")
-        state[key] = .number(Double(value))
+        state[key] = .number(JSONNumber(value))
         sequences.append(sequence)
     }
 

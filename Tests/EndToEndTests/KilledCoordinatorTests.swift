@@ -189,7 +189,7 @@ struct KilledCoordinatorTests {
 
         // The replicas: the exact map, and each journal lists every sequence once, in order.
         var expected: [String: JSONValue] = [:]
-        for answer in answers.sorted(by: { $0.sequence < $1.sequence }) { expected[answer.key] = .number(Double(answer.value)) }
+        for answer in answers.sorted(by: { $0.sequence < $1.sequence }) { expected[answer.key] = .number(JSONNumber(answer.value)) }
         let status = try await Self.probeUntilEqual(expected, replicas: 3, client: probe, cluster: cluster)
         await probe.close()
         let statuses = await cluster.stop()

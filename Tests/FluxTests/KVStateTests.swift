@@ -76,4 +76,32 @@ import Testing
         }
         #expect(try KVStore.Delete(json: Array(#"{"key":"gone"}"#.utf8)).key == "gone")
     }
+
+    /// The probe's values, set as a worker applies `kv.set`, then carried by the state's bytes to a replica, as a
+    /// checkpoint or snapshot carries them: every digit survives, and the digest is the exact value's.
+    @Test func largeIntegersSurviveTheStateBytes() throws {
+        let store = AnyStore(KVStore.self)
+        for (index, payload) in [#"{"key":"a","value":9007199254740993}"#, #"{"key":"b","value":[12345678901234567890]}"#].enumerated() {
+            let context = DispatchContext(sequence: UInt64(index + 1), store: "kv", dependencies: [], outputs: [:], cascade: { _ in })
+            _ = try store.apply(AnyAction(name: "kv.set", json: Array(payload.utf8), error: nil), context: context)
+        }
+        let bytes = try store.encodedState()
+        #expect(String(decoding: bytes, as: UTF8.self) == #"{"a":9007199254740993,"b":[12345678901234567890]}"#)
+        let replica = AnyStore(KVStore.self)
+        try replica.restore(fromJSON: bytes)
+        let state = (replica.instance as! KVStore).state
+        #expect(state["a"] == .number(9_007_199_254_740_993))
+        #expect(state["b"] == .array([.number(JSONNumber(12_345_678_901_234_567_890 as UInt64))]))
+        #expect(replica.maintainedDigest() == store.maintainedDigest())
+        let rounded: KVState = ["a": .number(JSONNumber(9_007_199_254_740_992.0)), "b": .array([.number(JSONNumber(12_345_678_901_234_567_890.0))])]
+        #expect(replica.maintainedDigest() != rounded.stateDigest)
+    }
+
+    /// A client's typed `kv.set` is written by hand, every digit included, and read back as the same value.
+    @Test func aTypedSetKeepsItsNumber() throws {
+        let set = KVStore.Set(key: "a", value: .array([.number(JSONNumber("12345678901234567890.5")!), .number(1.5)]))
+        let bytes = try JSONCoding.encode(set)
+        #expect(String(decoding: bytes, as: UTF8.self) == #"{"key":"a","value":[12345678901234567890.5,1.5]}"#)
+        #expect(try JSONCoding.decode(KVStore.Set.self, from: bytes) == set)
+    }
 }
