@@ -11,7 +11,8 @@ struct DispatchCommand: AsyncParsableCommand {
         abstract: "Dispatch one action and print what every store did.",
         discussion: """
             The payload is JSON: an argument, @FILE to read it from a file, or - for standard input. Without one, \
-            the payload is {}. Exits 0 when every store succeeded; 1 when one failed or was skipped (a store that \
+            the payload is {}. A payload that gives a key twice in one object is refused (exit 2): a store would \
+            read only its first value. Exits 0 when every store succeeded; 1 when one failed or was skipped (a store that \
             handles the type but waits for a store no worker hosts is skipped, "not ready"), or when no store \
             handles the type at all (unhandled: it is logged; no store on the bus applies it, and a store that \
             joins the bus later and handles the type builds its state from it); and 6 when \
@@ -26,7 +27,7 @@ struct DispatchCommand: AsyncParsableCommand {
             --json, one object per batch) and exits 1 if any action had a store fail or skip or no store handled it, 6 if \
             any action's outcome is \
             unknown. The whole input is \
-            checked before the first batch is sent: a line that is not JSON, or over --max-payload-bytes, or a batch \
+            checked before the first batch is sent: a line that is not JSON (or gives a key twice), or over --max-payload-bytes, or a batch \
             over the 16 MiB message limit, sends nothing and exits 2. If a batch fails part-way (refused: exit 4; no \
             answer, or the coordinator stopped: exit 3), it prints which input lines were applied and under which \
             sequences, whether the failed batch was applied (refused: no; otherwise unknown), and which lines were \
