@@ -12,6 +12,10 @@ public enum BusDefaults {
     public static let livenessIntervals = 4
     /// How long a dispatch waits for acknowledgements before the silent replicas are marked lost.
     public static let ackTimeout = Duration.seconds(5)
+    /// How long the coordinator waits for a replica's first answer to a state request (a client's read, or a snapshot
+    /// for compaction). The replica encodes the whole state before it answers, which takes seconds for a state of
+    /// hundreds of megabytes; so much longer than ``ackTimeout``, and longer than any sane client timeout.
+    public static let stateTimeout = Duration.seconds(120)
     /// How many dispatches may wait behind the one in flight before clients are told the bus is busy.
     public static let queueLimit = 10_000
     /// How many completed dispatches the log keeps at least, for replicas that catch up by replay.

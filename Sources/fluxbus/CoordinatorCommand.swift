@@ -55,6 +55,9 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @Option(help: "Seconds a dispatch waits for acknowledgements before silent replicas are marked lost.")
     var ackTimeout: Double = 5
 
+    @Option(help: "Seconds a state request (`fluxbus state`, or a snapshot for compaction) waits for the replica's first answer; it encodes the whole state first, which takes seconds for hundreds of megabytes. Once chunks flow, each must follow within --ack-timeout. A client's own --timeout still bounds its wait.")
+    var stateTimeout: Double = Double(BusDefaults.stateTimeout.components.seconds)
+
     @Option(help: "Milliseconds between heartbeats; a peer silent for 4 of them is lost.")
     var heartbeatMs: Int = 500
 
@@ -136,6 +139,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard ackTimeout > 0 else { throw ValidationError("--ack-timeout must be positive") }
+        guard stateTimeout > 0 else { throw ValidationError("--state-timeout must be positive") }
         guard heartbeatMs >= 10 else { throw ValidationError("--heartbeat-ms must be at least 10") }
         guard resendMs >= 1 else { throw ValidationError("--resend-ms must be at least 1") }
         guard (0...100).contains(completedWindowMs) else {
@@ -178,6 +182,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
                 topology: try topology.map(Topology.load(from:)),
                 ackTimeout: .milliseconds(Int64(ackTimeout * 1000)), heartbeatInterval: .milliseconds(Int64(heartbeatMs)),
                 queueLimit: queueLimit, retain: retain)
+            configuration.stateTimeout = .milliseconds(Int64(stateTimeout * 1000))
             configuration.dataDirectory = inMemory ? nil : dataDir
             configuration.sync = LogSync(rawValue: sync)!
             configuration.newBus = newBus

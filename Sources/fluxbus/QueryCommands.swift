@@ -93,7 +93,9 @@ struct StateCommand: AsyncParsableCommand {
         discussion: """
             Standard error names the replica, the sequence its state reflects, and its digest. A state of any size
             works: one larger than a message streams in chunks, and is checked against its size and checksum before it
-            is printed (--timeout bounds each chunk).
+            is printed. --timeout bounds the wait for the first answer, which includes the replica encoding the whole
+            state (seconds for hundreds of megabytes: raise it for such a store), and then each chunk; the
+            coordinator waits up to its --state-timeout (120 s by default) for that first answer.
 
             Examples:
               fluxbus state counter

@@ -86,7 +86,7 @@ extension SimCluster {
             case .encodeState(let requestID, let copy):
                 // Encoded now, from the copy taken at the request's sequence; handed back later, as from another thread.
                 schedule(.workerEncoded(index, incarnation: workers[index].incarnation, requestID: requestID, EncodedState.encode(copy)),
-                         after: Int64.random(in: 0...30_000, using: &random))
+                         after: Int64.random(in: encodeTime, using: &random))
             case .stop(let error) where refusedAheadOfLog.remove(index) != nil:
                 restartEmpty(index, refused: error)
             case .stop(let error?) where error.message.contains("the coordinator now has another action as"):

@@ -149,11 +149,14 @@ final class SimCluster {
     /// Sends a DEALER refused at its high-water mark, and queued ones that left when a connection came up.
     var dealerDrops = 0
     var dealerQueuedSent = 0
+    /// How long a worker takes to encode a state it was asked for, in µs: a scenario makes it longer than the ack
+    /// timeout, as for a store of hundreds of megabytes.
+    var encodeTime: ClosedRange<Int64> = 0...30_000
 
     init(
         seed: UInt64, faults: FaultPlan? = nil, topology: SimTopology = .remoteDependents, actionsPerClient: Int = 40,
         mutation: PlantedBug? = nil, workersDown: Set<Int> = [], idleClients: Int = 0, heartbeatInterval: Duration = .milliseconds(100),
-        ackTimeout: Duration = BusDefaults.ackTimeout
+        ackTimeout: Duration = BusDefaults.ackTimeout, stateTimeout: Duration = BusDefaults.stateTimeout
     ) {
         self.seed = seed
         self.mutation = mutation
@@ -199,6 +202,7 @@ final class SimCluster {
             heartbeatInterval: heartbeatInterval,
             retain: 30, rememberedRequests: 1_000, replayBatch: 50, tickInterval: .milliseconds(20))
         configuration.recoveryGrace = .seconds(3)
+        configuration.stateTimeout = stateTimeout
         // The largest batch `--max-batch` allows, so that a scenario can send one (the swarm's are of two to five).
         configuration.maxBatch = BusDefaults.largestBatch
         // Requests one at a time, two or three dispatches in flight, or as many as fit: each seed draws one. Its own

@@ -16,10 +16,12 @@ struct SimStateReader {
     private var waiting: (requestID: String, since: Int64)?
     /// Whole states read and checked, for the report.
     private(set) var reads = 0
+    /// How long it waits for each answer before it reads afresh, in µs, as `fluxbus state --timeout` bounds each.
+    var patience: Int64 = 2_000_000
 
     /// Starts a read, unless one is under way and not overdue.
     mutating func wake(at now: Int64, cluster: SimCluster) {
-        if let waiting, now - waiting.since < 2_000_000 { return }
+        if let waiting, now - waiting.since < patience { return }
         transfer = nil
         requests += 1
         let requestID = "read-\(requests)"

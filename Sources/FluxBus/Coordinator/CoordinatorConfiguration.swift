@@ -46,6 +46,10 @@ public struct CoordinatorConfiguration: Sendable {
     public var topology: Topology?
     /// How long a dispatch waits for acknowledgements before silent replicas are marked lost.
     public var ackTimeout: Duration
+    /// How long a state request (a client's read, a snapshot for compaction) waits for the replica's first answer
+    /// (`--state-timeout`): the replica encodes the whole state first, which may take far longer than `ackTimeout`.
+    /// A replica lost or gone meanwhile ends the wait at once; once chunks flow, each must follow within `ackTimeout`.
+    public var stateTimeout: Duration = BusDefaults.stateTimeout
     /// How often the coordinator beats when idle, and how often it expects workers to.
     public var heartbeatInterval: Duration
     /// How many heartbeat intervals of silence make a worker lost.

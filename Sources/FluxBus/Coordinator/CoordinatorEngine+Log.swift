@@ -251,7 +251,8 @@ extension CoordinatorEngine {
             snapshotBytes: log.snapshots.values.reduce(0) { $0 + $1.size })
         else { return }
         let replicas = log.knownStores.compactMap { store in membership.liveReplicas(of: store).first.map { (store, $0) } }
-        for query in snapshotRounds.begin(asking: replicas, until: now.advanced(by: configuration.ackTimeout)) {
+        // The replicas encode whole states before they answer: the state timeout, not the ack timeout.
+        for query in snapshotRounds.begin(asking: replicas, until: now.advanced(by: configuration.stateTimeout)) {
             send(.stateRequest(.init(requestID: query.queryID, store: query.store)), toWorker: query.worker)
         }
     }
@@ -262,12 +263,29 @@ extension CoordinatorEngine {
         guard let through = snapshotRounds.cutoff(lastCompleted: lastCompleted, snapshotSequences: snapshotSequences) else { return }
         guard through >= log.oldestRetained else {
             let missing = log.knownStores.filter { (log.snapshots[$0]?.sequence ?? 0) < log.oldestRetained }
-            logger.notice("the log cannot be compacted yet: stores without a recent snapshot (no live replica?)",
-                          metadata: ["stores": "\(missing.joined(separator: ","))"])
+            logger.notice("the log cannot be compacted yet: stores without a recent snapshot", metadata: [
+                "stores": "\(missing.joined(separator: ","))",
+                "why": "\(missing.map { "\($0): \(whyNoSnapshot(of: $0))" }.joined(separator: "; "))",
+            ])
             return
         }
         log.compact(through: through, keepRequests: configuration.rememberedRequests)
         flushLog()
         logger.info("log compacted", metadata: ["through": "\(through)", "logStartsAt": "\(log.oldestRetained)"])
+    }
+
+    /// Why the last round brought no snapshot of `store`, in words an operator can act on.
+    func whyNoSnapshot(of store: String) -> String {
+        switch snapshotRounds.asks[store] {
+        case nil:
+            "no live replica to ask"
+        case .unanswered(let worker):
+            "asked `\(worker)`, whose state did not arrive before the round ended (--state-timeout for its first answer, "
+                + "--ack-timeout between chunks); the next round asks again"
+        case .answered(let worker):
+            "`\(worker)` answered, but with no snapshot to keep (an error, a state not yet completed, or one cut off)"
+        case .lost(let worker):
+            "asked `\(worker)`, which was lost or left before it answered"
+        }
     }
 }

@@ -186,6 +186,7 @@ extension CoordinatorEngine {
     /// Takes a worker's replicas out of the live set; the dispatch in flight stops waiting for them.
     func releaseReplicas(of workerID: String, as state: WorkerState, reason: String) {
         membership.setState(state, of: workerID)
+        abandonStateRequests(askedOf: workerID, reason: reason)
         for index in flights.openIndices {
             for position in flights[index].writeOff(workerID, reason: "worker `\(workerID)` \(reason)") {
                 settle(flights[index].plan[position].store, at: index)

@@ -146,13 +146,17 @@ extension CoordinatorEngine {
                                      message: "store `\(request.store)` has no live replica; start a worker that hosts it")),
                         to: routingID)
         }
+        // The replica encodes the whole state before it answers: the first answer gets the state timeout, not the
+        // ack timeout, and the client's own timeout stays its bound.
         let queryID = stateQueries.open(
-            for: Requester(routingID: routingID, requestID: request.requestID), until: now.advanced(by: configuration.ackTimeout))
+            for: Requester(routingID: routingID, requestID: request.requestID), asking: replica,
+            until: now.advanced(by: configuration.stateTimeout))
         send(.stateRequest(.init(requestID: queryID, store: request.store)), toWorker: replica)
     }
 
     func forwardState(_ state: Message.State, routingID: [UInt8]) {
         guard workerByRoutingID[routingID] != nil, stateQueries.awaits(state.requestID) else {
+            if isLateAnswer(state.requestID, from: routingID) { return }
             return dropMalformed("STATE for no pending request", from: routingID)
         }
         // A state beyond the log holds an entry the log does not: one a power cut lost after the replica ran it (the

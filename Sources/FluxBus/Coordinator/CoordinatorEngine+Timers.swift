@@ -24,7 +24,8 @@ extension CoordinatorEngine {
         compactIfDue()
         for requester in stateQueries.expire(at: now) {
             send(.error(.init(requestID: requester.requestID, code: .timeout,
-                              message: "the replica did not answer the state request in time; try again")),
+                              message: "the replica did not answer the state request in time (the coordinator's "
+                                  + "--state-timeout for its first answer, --ack-timeout between chunks); try again")),
                  to: requester.routingID)
         }
         flushLog()

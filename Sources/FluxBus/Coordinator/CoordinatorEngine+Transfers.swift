@@ -94,6 +94,33 @@ extension CoordinatorEngine {
         ])
     }
 
+    // MARK: - Late answers and lost replicas
+
+    /// Whether a worker's STATE or ERROR answers a state request of this coordinator's that is over (it expired, its
+    /// replica was deemed lost, or an earlier incarnation asked): a healthy replica that was slow, not a malformed
+    /// message, so it is dropped quietly and never counts toward quarantine.
+    func isLateAnswer(_ requestID: String, from routingID: [UInt8]) -> Bool {
+        guard let worker = workerByRoutingID[routingID],
+            StateQueries.isQueryID(requestID) || SnapshotRounds.isQueryID(requestID)
+        else { return false }
+        logger.debug("dropped a late answer to a state request that is over", metadata: [
+            "worker": "\(worker)", "request": "\(requestID)",
+        ])
+        return true
+    }
+
+    /// A replica lost or gone will not answer: its clients hear so now rather than at the state timeout, and a
+    /// snapshot round stops waiting for it.
+    func abandonStateRequests(askedOf workerID: String, reason: String) {
+        snapshotRounds.abandon(askedOf: workerID)
+        for requester in stateQueries.abandon(askedOf: workerID) {
+            send(.error(.init(requestID: requester.requestID, code: .noLiveReplica, message:
+                "worker `\(workerID)`, asked for the state, was lost or left (\(reason)) before its state arrived whole; "
+                + "ask again")),
+                to: requester.routingID)
+        }
+    }
+
     // MARK: - Sending a SNAPSHOT, and serving PULLs
 
     /// Sends a joining worker the SNAPSHOT header of a recorded snapshot, with its first chunk.

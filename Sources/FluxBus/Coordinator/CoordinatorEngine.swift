@@ -277,6 +277,8 @@ final class CoordinatorEngine {
         case .error(let error) where workerByRoutingID[routingID] != nil && stateQueries.awaits(error.requestID):
             let requester = stateQueries.close(error.requestID)!
             send(.error(.init(requestID: requester.requestID, code: error.code, message: error.message)), to: requester.routingID)
+        case .error(let error) where isLateAnswer(error.requestID, from: routingID):
+            break
         case .bundle:
             dropMalformed("a BUNDLE inside a BUNDLE", from: routingID)  // decodeAll refuses these first
         case .welcome, .reject, .action, .release, .replay, .snapshot, .result, .error, .status, .graph, .completed, .batchResult:

@@ -4,13 +4,27 @@
 /// A round starts once the log holds a quarter more than it must retain, and once the log has grown by at least as
 /// many bytes as the snapshots the last round took: a round reads and stores every store's whole state, so this keeps
 /// compaction's cost within the log's own (a large state is snapshotted less often, never on every quarter). It asks
-/// one live replica per known store, and ends when every answer came or its deadline passed. The next round waits a
-/// second after that.
+/// one live replica per known store, and ends when every answer came or its deadline passed: `--state-timeout` for
+/// the first answers (a replica encodes its whole state before it answers), extended by `--ack-timeout` after each
+/// chunk. The next round waits a second after that.
 struct SnapshotRounds {
+    /// What became of one store's request in the last round, for an operator told why the log cannot be compacted.
+    enum Ask: Equatable {
+        /// Asked, and no answer came before the round ended, or yet.
+        case unanswered(worker: String)
+        /// The replica answered (a state, which may still have been refused, or an ERROR).
+        case answered(worker: String)
+        /// The replica was lost or left before it answered.
+        case lost(worker: String)
+    }
+
     /// At least this many completed entries stay in the log.
     let retain: UInt64
-    /// Query id → the store asked for.
-    private var awaiting: [String: String] = [:]
+    /// Query id → the store asked for, and the worker asked.
+    private var awaiting: [String: (store: String, worker: String)] = [:]
+    /// Store → what became of its request, in the round under way or the last one; a store absent had no live
+    /// replica to ask.
+    private(set) var asks: [String: Ask] = [:]
     private var roundEndsAt: MonotonicTime?
     private var nextRoundAt: MonotonicTime
     private var issued = 0
@@ -45,18 +59,40 @@ struct SnapshotRounds {
     mutating func begin(asking replicas: [(store: String, worker: String)], until deadline: MonotonicTime) -> [(queryID: String, store: String, worker: String)] {
         roundEndsAt = deadline
         loggedBytes = 0
+        asks = [:]
         return replicas.map { replica in
             issued += 1
-            let queryID = "snapshot-\(issued)"
-            awaiting[queryID] = replica.store
+            let queryID = "\(Self.idPrefix)\(issued)"
+            awaiting[queryID] = replica
+            asks[replica.store] = .unanswered(worker: replica.worker)
             return (queryID, replica.store, replica.worker)
         }
+    }
+
+    private static let idPrefix = "snapshot-"
+
+    /// Whether `requestID` has the shape of a snapshot request's id (`snapshot-1`…): a replica's answer under such an
+    /// id that is no longer awaited is a late answer, not a malformed message.
+    static func isQueryID(_ requestID: String) -> Bool {
+        requestID.hasPrefix(idPrefix) && UInt64(requestID.dropFirst(idPrefix.count)) != nil
     }
 
     func awaits(_ queryID: String) -> Bool { awaiting[queryID] != nil }
 
     /// Takes an answer (a STATE, or an ERROR for it): the store it was for, if it was awaited.
-    mutating func answer(_ queryID: String) -> String? { awaiting.removeValue(forKey: queryID) }
+    mutating func answer(_ queryID: String) -> String? {
+        guard let asked = awaiting.removeValue(forKey: queryID) else { return nil }
+        asks[asked.store] = .answered(worker: asked.worker)
+        return asked.store
+    }
+
+    /// `worker` was lost or left: its answers will not come, and the round need not wait for them.
+    mutating func abandon(askedOf worker: String) {
+        for (queryID, asked) in awaiting where asked.worker == worker {
+            awaiting[queryID] = nil
+            asks[asked.store] = .lost(worker: worker)
+        }
+    }
 
     /// A streamed answer made progress: the round lasts at least until `deadline`, so a large state that keeps
     /// arriving is not cut off (docs/PROTOCOL.md, "Transfers").

@@ -2,9 +2,14 @@
 /// with the state, the replica's error, or a timeout. A STATE larger than one message is then relayed: the client's
 /// PULLs go to the replica under the query id, and its CHUNKs back under the client's request id, so the coordinator
 /// holds no state bytes (docs/PROTOCOL.md, "Transfers").
+///
+/// Two deadlines: the first answer may take `--state-timeout`, since the replica encodes the whole state before it
+/// answers; once chunks flow, each relayed message must follow the last within `--ack-timeout`.
 struct StateQueries {
     private struct Query {
         let requester: Requester
+        /// The worker asked, so that its queries end when it is lost rather than at their deadline.
+        let worker: String
         var deadline: MonotonicTime
         /// Once the STATE came and more bytes follow: the replica's routing id and the state's size.
         var relay: (worker: [UInt8], size: UInt64)?
@@ -13,12 +18,20 @@ struct StateQueries {
     private var pending: [String: Query] = [:]
     private var issued = 0
 
-    /// Records a forwarded request; returns the query id the replica is asked under.
-    mutating func open(for requester: Requester, until deadline: MonotonicTime) -> String {
+    /// Records a forwarded request to `worker`; returns the query id the replica is asked under.
+    mutating func open(for requester: Requester, asking worker: String, until deadline: MonotonicTime) -> String {
         issued += 1
-        let queryID = "q\(issued)"
-        pending[queryID] = Query(requester: requester, deadline: deadline)
+        let queryID = "\(Self.idPrefix)\(issued)"
+        pending[queryID] = Query(requester: requester, worker: worker, deadline: deadline)
         return queryID
+    }
+
+    private static let idPrefix = "q"
+
+    /// Whether `requestID` has the shape of this coordinator's query ids (`q1`, `q2`…): a replica's answer under such
+    /// an id that is no longer pending is a late answer, not a malformed message.
+    static func isQueryID(_ requestID: String) -> Bool {
+        requestID.hasPrefix(idPrefix) && UInt64(requestID.dropFirst(idPrefix.count)) != nil
     }
 
     func awaits(_ queryID: String) -> Bool { pending[queryID] != nil }
@@ -56,6 +69,14 @@ struct StateQueries {
             pending[queryID]?.deadline = deadline
         }
         return query.requester
+    }
+
+    /// Takes the queries `worker` was asked and has not finished: who asked each. It was lost or left, so no answer,
+    /// or no further chunk, will come.
+    mutating func abandon(askedOf worker: String) -> [Requester] {
+        let gone = pending.filter { $0.value.worker == worker }
+        for id in gone.keys { pending[id] = nil }
+        return gone.values.map(\.requester).sorted { $0.requestID < $1.requestID }
     }
 
     /// Takes every query still pending: who asked each.
