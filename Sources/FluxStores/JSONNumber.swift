@@ -51,7 +51,7 @@ public struct JSONNumber: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The number a JSON number literal spells, such as `-12.50e3`; nil when `text` is not one, or when its
-    /// magnitude is beyond a double's range (see ``JSONParser``).
+    /// magnitude is beyond a double's range (see `JSONParser`).
     public init?(_ text: String) {
         // The parser also takes whitespace around a value; a literal starts with `-` or a digit and ends with a digit.
         guard let first = text.utf8.first, first > 0x20, let last = text.utf8.last, last >= UInt8(ascii: "0"),

@@ -108,7 +108,7 @@ extension CanonicalJSONTests {
     @Test func numbersADoubleHoldsAreWrittenAsBefore() throws {
         var random = SeededRandom(seed: 23)
         let edges: [Double] = [0, -0.0, 1, -1, 1.5, 0.1, 0.2 + 0.1, 1e21, 1e-7, 0x1p53, 0x1p53 + 2, 0x1p60, 0x1p63, 0x1p64,
-                               -0x1p63, 1.8e19, 123e-20, 5e-324, .greatestFiniteMagnitude, .leastNormalMagnitude, 1e20, 1e22]
+                               -0x1p63, 1.8e19, 123e-20, .leastNonzeroMagnitude, .greatestFiniteMagnitude, .leastNormalMagnitude, 1e20, 1e22]
         let randomDoubles = (0..<20_000).map { index -> Double in
             let bits = Double(bitPattern: random.next())
             if bits.isFinite, index % 2 == 0 { return bits }
