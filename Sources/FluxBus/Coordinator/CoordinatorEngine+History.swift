@@ -10,13 +10,6 @@ extension CoordinatorEngine {
     /// reach the store's worker as a live ACTION whose plan does not name the store, so it is not history, and its
     /// answer says the store skipped it (``joinedLateOutcomes(of:)``).
     func rememberStores(of hello: Message.Hello) {
-        defer {
-            for store in hello.stores {
-                var declaration = store
-                declaration.lastApplied = 0
-                log.recordDeclaration(declaration)
-            }
-        }
         for store in hello.stores where log.histories[store.name] == nil {
             let history = StoreHistory(from: log.oldestRetained, before: lastCompleted + 1)
             log.rememberStore(store.name, history: history)
@@ -30,6 +23,12 @@ extension CoordinatorEngine {
             } else {
                 logger.info("new store: it replays the history of the action types it handles", metadata: metadata)
             }
+        }
+        // After the stores' rows, which the declarations update; the log writes one only when it changed.
+        for store in hello.stores {
+            var declaration = store
+            declaration.lastApplied = 0
+            log.recordDeclaration(declaration)
         }
     }
 

@@ -73,9 +73,7 @@ struct SnapshotRounds {
 
     /// Whether `requestID` has the shape of a snapshot request's id (`snapshot-1`…): a replica's answer under such an
     /// id that is no longer awaited is a late answer, not a malformed message.
-    static func isQueryID(_ requestID: String) -> Bool {
-        requestID.hasPrefix(idPrefix) && UInt64(requestID.dropFirst(idPrefix.count)) != nil
-    }
+    static func isQueryID(_ requestID: String) -> Bool { requestID.isIssuedID(prefix: idPrefix) }
 
     func awaits(_ queryID: String) -> Bool { awaiting[queryID] != nil }
 

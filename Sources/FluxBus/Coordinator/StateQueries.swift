@@ -30,9 +30,7 @@ struct StateQueries {
 
     /// Whether `requestID` has the shape of this coordinator's query ids (`q1`, `q2`…): a replica's answer under such
     /// an id that is no longer pending is a late answer, not a malformed message.
-    static func isQueryID(_ requestID: String) -> Bool {
-        requestID.hasPrefix(idPrefix) && UInt64(requestID.dropFirst(idPrefix.count)) != nil
-    }
+    static func isQueryID(_ requestID: String) -> Bool { requestID.isIssuedID(prefix: idPrefix) }
 
     func awaits(_ queryID: String) -> Bool { pending[queryID] != nil }
 
@@ -91,4 +89,10 @@ struct StateQueries {
         for id in expired.keys { pending[id] = nil }
         return expired.values.map(\.requester).sorted { $0.requestID < $1.requestID }
     }
+}
+
+extension String {
+    /// Whether this is `prefix` followed by a decimal counter: the shape of the ids the coordinator gives its own
+    /// requests to workers (``StateQueries``' `q1`, ``SnapshotRounds``' `snapshot-1`).
+    func isIssuedID(prefix: String) -> Bool { hasPrefix(prefix) && UInt64(dropFirst(prefix.count)) != nil }
 }
