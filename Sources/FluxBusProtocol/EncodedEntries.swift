@@ -59,6 +59,11 @@ package struct EncodedEntries: Sendable, Hashable {
 
     fileprivate mutating func append(_ part: UnsafeBufferPointer<UInt8>) { bytes.append(contentsOf: part) }
 
+    /// Writes `sequence` over the u64 at `offset`, in the codec's byte order.
+    fileprivate mutating func overwriteSequence(_ sequence: UInt64, at offset: Int) {
+        bytes.withUnsafeMutableBytes { $0.storeBytes(of: sequence.bigEndian, toByteOffset: offset, as: UInt64.self) }
+    }
+
     fileprivate mutating func appendLength(_ length: Int) {
         withUnsafeBytes(of: UInt32(truncatingIfNeeded: length).bigEndian) { bytes.append(contentsOf: $0) }
     }
@@ -86,13 +91,17 @@ package struct EntrySplicer {
         self.limits = limits
     }
 
-    /// Appends the entry in `row` with `payload` in place of the row's own (empty) one.
+    /// Appends the entry in `row` with `payload` in place of the row's own (empty) one, and `sequence`, when given, in
+    /// place of the row's: one row of the log holds a run of completions alike but for their sequences.
     /// - Throws: ``DecodeError`` when the row is not an entry in wire layout within the limits.
-    package mutating func append(row: UnsafeBufferPointer<UInt8>, payload: UnsafeBufferPointer<UInt8>) throws(DecodeError) -> Spliced {
+    package mutating func append(
+        row: UnsafeBufferPointer<UInt8>, payload: UnsafeBufferPointer<UInt8>, sequence: UInt64? = nil
+    ) throws(DecodeError) -> Spliced {
         var reader = WireReader(row, limits: limits)
         var entry = ReplayEntry()
         try reader.u64(&entry.epoch, "epoch")
         try reader.u64(&entry.sequence, "sequence")
+        if let sequence { entry.sequence = sequence }
         try reader.string(&entry.actionType, "actionType")
         let payloadStart = reader.position
         try reader.bytes(&entry.payload, "payload")
@@ -112,6 +121,7 @@ package struct EntrySplicer {
         }
         let start = entries.bytes.count
         entries.append(UnsafeBufferPointer(rebasing: row[..<payloadStart]))
+        if sequence != nil { entries.overwriteSequence(entry.sequence, at: start + 8) }
         entries.appendLength(payload.count)
         entries.append(payload)
         entries.append(UnsafeBufferPointer(rebasing: row[payloadEnd...]))

@@ -158,7 +158,7 @@ struct BatchAcrossProcessesTests {
         configuration.readonly = true
         let rows = try DatabaseQueue(
             path: cluster.directory.appendingPathComponent("fluxbus-data/log.sqlite").path, configuration: configuration
-        ).read { db in try Row.fetchAll(db, sql: "SELECT a.sequence AS sequence, a.requestID AS requestID, o.sequence IS NOT NULL AS done FROM action a LEFT JOIN outcome o ON o.sequence = a.sequence ORDER BY a.sequence") }
+        ).read { db in try Row.fetchAll(db, sql: "SELECT a.sequence AS sequence, a.requestID AS requestID, EXISTS (SELECT 1 FROM outcome o WHERE a.sequence BETWEEN o.sequence AND o.last) AS done FROM action a ORDER BY a.sequence") }
         let logged = Dictionary(grouping: rows, by: { $0["requestID"] as String }).mapValues { $0.map { $0["sequence"] as UInt64 } }
         let pending = rows.filter { !($0["done"] as Bool) }.map { $0["sequence"] as UInt64 }
         #expect(!pending.isEmpty, "no batch was in flight when the coordinator was killed")

@@ -59,6 +59,30 @@ struct EncodedEntriesTests {
         }
     }
 
+    /// One log row holds a run of completions alike but for their sequences: spliced under each sequence of the run,
+    /// it gives the bytes and chain values of each entry encoded on its own.
+    @Test func oneRowSplicedUnderEachSequenceOfItsRun() throws {
+        let run = (7...9 as ClosedRange<UInt64>).map { sequence in
+            ReplayEntry(epoch: 1, sequence: sequence, actionType: "counter.add", payload: Array(#"{"by":\#(sequence)}"#.utf8),
+                        plan: [PlanStep(store: "counter")], outputs: [StoreOutput(store: "counter", status: .ok)])
+        }
+        var splicer = EntrySplicer(limits: codec.limits)
+        let first = row(run[0])
+        let spliced = try run.map { entry in
+            try first.withUnsafeBufferPointer { row in
+                try entry.payload.withUnsafeBufferPointer { try splicer.append(row: row, payload: $0, sequence: entry.sequence) }
+            }
+        }
+        #expect(splicer.entries == EncodedEntries(run))
+        #expect(spliced.map(\.sequence) == [7, 8, 9])
+        var previous: UInt64 = 0
+        for (entry, place) in zip(run, spliced) {
+            let expected = LogChain.next(after: previous, sequence: entry.sequence, actionType: entry.actionType, payload: entry.payload, error: entry.error)
+            #expect(splicer.chain(of: place, after: previous) == expected, "entry #\(entry.sequence)")
+            previous = expected
+        }
+    }
+
     @Test func entriesEncodedByTheWriterAreTheSameBytes() throws {
         var splicer = EntrySplicer(limits: codec.limits)
         _ = try splice(Self.entries, into: &splicer)

@@ -35,7 +35,7 @@ struct LogJournalTests {
         let queue = try DatabaseQueue(path: directory.appendingPathComponent(ActionLog.fileName).path)
         return try queue.read { db in
             try ["SELECT sequence, epoch, actionType, hex(payload), requestID, chain FROM action ORDER BY sequence",
-                 "SELECT sequence, hex(entry) FROM outcome ORDER BY sequence",
+                 "SELECT sequence, last, hex(entry) FROM outcome ORDER BY sequence",
                  "SELECT sequence, requestID, hex(result), fingerprint FROM request ORDER BY sequence",
                  "SELECT request, actionType, steps FROM plan ORDER BY request",
                  "SELECT sequence, store, status, hex(output) FROM decision ORDER BY sequence",

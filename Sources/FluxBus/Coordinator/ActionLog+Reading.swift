@@ -53,6 +53,7 @@ extension ActionLog {
         entries.reserveCapacity(min(maximum, 4_096))
         try forEachEntryRow(in: range, maximum: maximum) { statement in
             var entry = try Self.column(0, of: statement) { try codec.decodeEntry($0) }
+            entry.sequence = Self.sequence(of: statement)
             entry.payload = Self.column(1, of: statement) { Array($0) }
             try Self.checkChain(sequence: entry.sequence, actionType: entry.actionType, statement) {
                 LogChain.next(after: $0, sequence: entry.sequence, actionType: entry.actionType, payload: entry.payload, error: entry.error)
@@ -68,7 +69,9 @@ extension ActionLog {
         var splicer = EntrySplicer(limits: codec.limits)
         try forEachEntryRow(in: range, maximum: maximum) { statement in
             let spliced = try Self.column(0, of: statement) { row in
-                try Self.column(1, of: statement) { payload in try splicer.append(row: row, payload: payload) }
+                try Self.column(1, of: statement) { payload in
+                    try splicer.append(row: row, payload: payload, sequence: Self.sequence(of: statement))
+                }
             }
             try Self.checkChain(sequence: spliced.sequence, actionType: spliced.actionType, statement) {
                 splicer.chain(of: spliced, after: $0)
@@ -78,8 +81,8 @@ extension ActionLog {
     }
 
     /// Steps through the completed entries in `range`, oldest first, at most `maximum`, through SQLite's C API: GRDB's
-    /// rows boxed and copied each column of each entry on the way. Columns: the entry, the payload, its chain value,
-    /// the chain value before it.
+    /// rows boxed and copied each column of each entry on the way. Columns: the entry (its run's first), the payload,
+    /// its chain value, the chain value before it, its sequence.
     private func forEachEntryRow(in range: ClosedRange<UInt64>, maximum: Int, _ row: (SQLiteStatement) throws -> Void) throws {
         try applyJournal()
         try database.inDatabase { db in
@@ -132,6 +135,11 @@ extension ActionLog {
         } catch {
             throw LogDamage(detail: "the recorded declaration of store `\(store)` does not decode (\(error))")
         }
+    }
+
+    /// The entry's sequence, column 4: its row's entry may be the first of a run of completions.
+    private static func sequence(of statement: SQLiteStatement) -> UInt64 {
+        UInt64(bitPattern: sqlite3_column_int64(statement, 4))
     }
 
     /// A blob column of the current row, read in place.

@@ -161,7 +161,7 @@ final class ActionLog: BufferedLog {
     private func read(_ db: Database) throws -> (LogRecovery, LogContinuity.Holding, UInt64) {
         var recovered = LogRecovery()
         recovered.lastSequence = try UInt64.fetchOne(db, sql: "SELECT MAX(sequence) FROM action") ?? 0
-        recovered.lastCompleted = try UInt64.fetchOne(db, sql: "SELECT MAX(sequence) FROM outcome") ?? 0
+        recovered.lastCompleted = try UInt64.fetchOne(db, sql: "SELECT last FROM outcome ORDER BY sequence DESC LIMIT 1") ?? 0
         recovered.lastEpoch = try UInt64.fetchOne(db, sql: "SELECT MAX(epoch) FROM epoch") ?? 0
         let oldest = try UInt64.fetchOne(db, sql: "SELECT MIN(sequence) FROM action")
         let rows = try Row.fetchAll(db, sql: """
@@ -188,11 +188,15 @@ final class ActionLog: BufferedLog {
             .map { PoisonMark(sequence: $0["sequence"], store: $0["store"], reason: $0["reason"]) }
         var snapshots: [String: LogSnapshot] = [:]
         for snapshot in try Self.readSnapshots(db) { snapshots[snapshot.store] = snapshot }
-        // Completions are recorded in order, so everything up to lastCompleted completed; a gap would mean
-        // the file was edited or damaged.
-        let completedCount = try UInt64.fetchOne(db, sql: "SELECT COUNT(*) FROM outcome") ?? 0
-        if let oldest, recovered.lastCompleted >= oldest, completedCount != recovered.lastCompleted - oldest + 1 {
-            throw LogDamage(detail: "completed dispatches \(oldest)…\(recovered.lastCompleted) have gaps")
+        // Completions are recorded in order, each row a run from its sequence through `last`, so everything up to
+        // lastCompleted completed; a gap, or runs that overlap, would mean the file was edited or damaged.
+        let completedCount = try UInt64.fetchOne(db, sql: "SELECT COALESCE(SUM(last - sequence + 1), 0) FROM outcome") ?? 0
+        let misplaced = try Int.fetchOne(db, sql: """
+            SELECT COUNT(*) FROM (SELECT sequence, last, LAG(last) OVER (ORDER BY sequence) AS previous FROM outcome)
+            WHERE last < sequence OR sequence <> previous + 1
+            """) ?? 0
+        if misplaced > 0 || (oldest.map { recovered.lastCompleted >= $0 && completedCount != recovered.lastCompleted - $0 + 1 } ?? false) {
+            throw LogDamage(detail: "completed dispatches \(oldest ?? 0)…\(recovered.lastCompleted) have gaps or overlaps")
         }
         let oldestRetained = oldest ?? recovered.lastSequence + 1
         buffer.recovered(recovered, oldestRetained: oldestRetained, snapshots: snapshots)

@@ -35,11 +35,7 @@ extension BufferedLog {
     }
 
     /// Records a completed dispatch's entry, for replay: without its payload, which the action's record holds already.
-    func complete(_ entry: ReplayEntry) {
-        var outcomes = entry
-        outcomes.payload = []
-        buffer.add(.completion(outcomes))
-    }
+    func complete(_ entry: ReplayEntry) { buffer.addCompletion(entry) }
 
     func recordPlans(_ plans: [String: [PlanStep]], request first: UInt64) { buffer.add(.plans(request: first, plans: plans)) }
 

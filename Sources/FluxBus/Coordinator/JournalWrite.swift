@@ -14,6 +14,9 @@ enum JournalWrite {
         /// The commit's time, seconds since 1970 (a Double's bits): the rows' `loggedAt`, `completedAt` and the like.
         case committedAt
         case declaration
+        /// A run of completions (``LogWrite/completion(_:last:)``): its last sequence, then the first's entry. A
+        /// `completion` written before runs is a run of one.
+        case completions
     }
 
     /// The writes as a record's body; nil when one of them is not journaled.
@@ -41,8 +44,9 @@ enum JournalWrite {
                 out.u64(UInt64(batch?.size ?? 0))
                 out.u64(chain)
                 out.u64(fingerprint)
-            case .completion(let entry):
-                out.kind(.completion)
+            case .completion(let entry, let last):
+                out.kind(.completions)
+                out.u64(last)
                 out.data(codec.encodeEntry(entry))
             case .decision(let sequence, let output):
                 out.kind(.decision)
@@ -111,8 +115,15 @@ enum JournalWrite {
                     sequence: sequence, epoch: epoch, action: action, origin: origin, requestID: requestID,
                     batch: batched ? (first, Int(size)) : nil, chain: chain, fingerprint: fingerprint))
             case .completion:
-                let bytes = try input.data()
-                writes.append(.completion(try bytes.withUnsafeBufferPointer { try codec.decodeEntry($0) }))
+                let entry = try input.entry(codec)
+                writes.append(.completion(entry, last: entry.sequence))
+            case .completions:
+                let last = try input.u64()
+                let entry = try input.entry(codec)
+                guard last >= entry.sequence else {
+                    throw LogDamage(detail: "a run of completions from #\(entry.sequence) ends before it, at #\(last)")
+                }
+                writes.append(.completion(entry, last: last))
             case .decision:
                 let sequence = try input.u64()
                 let store = try input.string()
@@ -208,5 +219,10 @@ enum JournalWrite {
         mutating func string() throws -> String { String(decoding: try take(try count()), as: UTF8.self) }
         mutating func optionalString() throws -> String? { try u8() == 0 ? nil : try string() }
         mutating func optionalData() throws -> [UInt8]? { try u8() == 0 ? nil : try data() }
+
+        mutating func entry(_ codec: Codec) throws -> ReplayEntry {
+            let bytes = try data()
+            return try bytes.withUnsafeBufferPointer { try codec.decodeEntry($0) }
+        }
     }
 }

@@ -22,6 +22,21 @@ final class LogBuffer {
         writes.append(write)
     }
 
+    /// Adds a completed dispatch's entry, without its payload: to the completion written just before it when that ends
+    /// at the sequence before and their entries are alike but for sequence and payload (a batch's, nearly always),
+    /// else as a write of its own.
+    func addCompletion(_ entry: ReplayEntry) {
+        if let index = writes.indices.last, case .completion(let first, let last) = writes[index], last + 1 == entry.sequence,
+            first.isAlike(entry)
+        {
+            writes[index] = .completion(first, last: entry.sequence)
+            return
+        }
+        var outcomes = entry
+        outcomes.payload = []
+        writes.append(.completion(outcomes, last: entry.sequence))
+    }
+
     /// After a commit: nothing waits any more.
     func committed() {
         writes.removeAll(keepingCapacity: true)
@@ -57,5 +72,14 @@ final class LogBuffer {
     func addPoison(_ mark: PoisonMark) {
         poisonMarks.append(mark)
         poisonMarks.sort { ($0.sequence, $0.store) < ($1.sequence, $1.store) }
+    }
+}
+
+extension ReplayEntry {
+    /// Whether `other` records the same as this entry but for its sequence and payload: the same epoch, action type,
+    /// error, plan and outputs. A batch's plan is one array, shared, which compares by identity.
+    fileprivate func isAlike(_ other: ReplayEntry) -> Bool {
+        epoch == other.epoch && actionType == other.actionType && error == other.error && plan == other.plan
+            && outputs == other.outputs
     }
 }

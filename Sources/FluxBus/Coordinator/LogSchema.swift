@@ -4,7 +4,8 @@ import GRDB
 
 /// The log's tables, as GRDB migrations: v1 the first release, v2 the bus's identity, the chain, request
 /// fingerprints, and outcomes in a table of their own; v3 decisions and plans; v4 snapshots' bytes in chunks; v5
-/// poison marks; v6 stores' histories; v7 snapshots' log chains; v8 requests keyed by sequence; v9 the journal's place.
+/// poison marks; v6 stores' histories; v7 snapshots' log chains; v8 requests keyed by sequence; v9 the journal's place;
+/// v10 stores' declarations; v11 outcome rows that hold runs of completions.
 enum LogSchema {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -204,6 +205,15 @@ enum LogSchema {
         // workers are back, rather than leaving them out of every plan it makes meanwhile.
         migrator.registerMigration("v10") { db in
             try db.execute(sql: "ALTER TABLE store ADD COLUMN declaration BLOB")
+        }
+        // v11: an outcome row holds a run of completions, from its sequence through `last`, alike but for their
+        // sequences (and the payloads their actions' rows hold): a batch's thousand completions are one row, its
+        // entry the first's, rather than a thousand. Every row before is a run of one.
+        migrator.registerMigration("v11") { db in
+            try db.execute(sql: """
+                ALTER TABLE outcome ADD COLUMN last INTEGER NOT NULL DEFAULT 0;
+                UPDATE outcome SET last = sequence;
+                """)
         }
         return migrator
     }

@@ -26,7 +26,7 @@ final class LogStatements {
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         """
     static let insertRequestSQL = "INSERT OR REPLACE INTO request (requestID, sequence, fingerprint, actionType) VALUES (?, ?, ?, ?)"
-    static let insertOutcomeSQL = "INSERT OR REPLACE INTO outcome (sequence, entry, completedAt) VALUES (?, ?, ?)"
+    static let insertOutcomeSQL = "INSERT OR REPLACE INTO outcome (sequence, last, entry, completedAt) VALUES (?, ?, ?, ?)"
     static let insertPlanSQL = "INSERT OR REPLACE INTO plan (request, actionType, steps) VALUES (?, ?, ?)"
     static let upsertAnswerSQL = """
         INSERT INTO request (requestID, sequence, result) VALUES (?, ?, ?)
@@ -34,11 +34,16 @@ final class LogStatements {
         """
     static let updateJournalSQL = "UPDATE journal SET generation = ?, counter = ? WHERE id = 0"
     static let insertDecisionSQL = "INSERT OR IGNORE INTO decision (sequence, store, status, message, output) VALUES (?, ?, ?, ?, ?)"
-    /// Each entry with its chain value and its predecessor's, so that what is served is checked against the chain.
+    /// Each entry with its chain value and its predecessor's, so that what is served is checked against the chain,
+    /// and its sequence: an outcome row covers its sequence through `last`, each with the row's entry. The rows are
+    /// read from the one holding the range's first sequence, in key order, and each one's actions in theirs: SQLite
+    /// steps both primary keys and sorts nothing.
     static let selectEntriesSQL = """
-        SELECT o.entry, a.payload, a.chain, p.chain FROM outcome o JOIN action a ON a.sequence = o.sequence
-        LEFT JOIN action p ON p.sequence = o.sequence - 1
-        WHERE o.sequence BETWEEN ? AND ? ORDER BY o.sequence LIMIT ?
+        SELECT o.entry, a.payload, a.chain, p.chain, a.sequence FROM outcome o
+        JOIN action a ON a.sequence BETWEEN MAX(o.sequence, ?1) AND MIN(o.last, ?2)
+        LEFT JOIN action p ON p.sequence = a.sequence - 1
+        WHERE o.sequence >= COALESCE((SELECT MAX(sequence) FROM outcome WHERE sequence <= ?1), 0) AND o.sequence <= ?2
+        ORDER BY o.sequence, a.sequence LIMIT ?3
         """
 
     func action(in db: Database) throws -> Statement { try prepared(&insertAction, Self.insertActionSQL, in: db) }

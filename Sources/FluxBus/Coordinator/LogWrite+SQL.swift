@@ -34,10 +34,12 @@ extension LogWrite {
                 request.text(action.actionType)
                 try request.run(in: db)
             }
-        case .completion(let entry):
-            // A row of its own: updating the action's row would write its payload again.
+        case .completion(let entry, let last):
+            // A row of its own: updating the action's row would write its payload again. One row for the whole run:
+            // the entry of each sequence in it is the first's with that sequence (ActionLog+Reading.swift).
             var row = RowBinder(try statements.outcome(in: db))
             row.integer(entry.sequence)
+            row.integer(last)
             row.blob(codec.encodeEntry(entry))
             row.real(now)
             try row.run(in: db)
@@ -100,13 +102,15 @@ extension LogWrite {
             try row.run(in: db)
         case .compaction(let through, let keepRequests):
             try db.execute(sql: "DELETE FROM action WHERE sequence <= ?", arguments: [through])
-            try db.execute(sql: "DELETE FROM outcome WHERE sequence <= ?", arguments: [through])
+            // A run of completions that goes on past `through` keeps its row, which starts after it from now on.
+            try db.execute(sql: "DELETE FROM outcome WHERE last <= ?", arguments: [through])
+            try db.execute(sql: "UPDATE outcome SET sequence = ?1 + 1 WHERE sequence <= ?1", arguments: [through])
             try db.execute(sql: "DELETE FROM decision WHERE sequence <= ?", arguments: [through])
             // Plans of requests that completed: every request that still has an action to run starts later.
             try db.execute(sql: """
                 DELETE FROM plan WHERE request < COALESCE(
                     (SELECT MIN(COALESCE(batchFirst, sequence)) FROM action
-                     WHERE sequence > (SELECT COALESCE(MAX(sequence), 0) FROM outcome)), ?)
+                     WHERE sequence > COALESCE((SELECT last FROM outcome ORDER BY sequence DESC LIMIT 1), 0)), ?)
                 """, arguments: [through + 1])
             try db.execute(sql: """
                 DELETE FROM request WHERE sequence < (SELECT sequence FROM request ORDER BY sequence DESC LIMIT 1 OFFSET ?)

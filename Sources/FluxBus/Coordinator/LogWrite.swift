@@ -7,8 +7,10 @@ enum LogWrite {
     case action(
         sequence: UInt64, epoch: UInt64, action: BatchAction, origin: String, requestID: String, batch: (first: UInt64, size: Int)?,
         chain: UInt64, fingerprint: UInt64)
-    /// The entry without its payload: the action's write holds it already.
-    case completion(ReplayEntry)
+    /// Completed dispatches `entry.sequence` through `last`, whose entries are alike but for their sequences and
+    /// payloads (``LogBuffer/addCompletion(_:)``): `entry` is the first, without its payload, which the action's write
+    /// holds already. A batch's completions are one write, and one row.
+    case completion(ReplayEntry, last: UInt64)
     case decision(sequence: UInt64, output: StoreOutput)
     case plans(request: UInt64, plans: [String: [PlanStep]])
     case answer(requestID: String, sequence: UInt64, message: Message)

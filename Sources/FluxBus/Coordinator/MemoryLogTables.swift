@@ -85,8 +85,14 @@ final class MemoryLogTables {
                 requests[first] = Request(requestID: requestID, fingerprint: fingerprint, actionType: action.actionType)
                 requestSequences[requestID] = first
             }
-        case .completion(let entry):
-            if let index = index(of: entry.sequence) { actions[index].entry = entry }
+        case .completion(let first, let last):
+            // As the SQL's one row for the run: each of its sequences has the first's entry, with its own sequence.
+            for sequence in first.sequence...last {
+                guard let index = index(of: sequence) else { continue }
+                var entry = first
+                entry.sequence = sequence
+                actions[index].entry = entry
+            }
         case .decision(let sequence, let output):
             if decisions[sequence]?.contains(where: { $0.store == output.store }) != true { decisions[sequence, default: []].append(output) }
         case .plans(let request, let plans):

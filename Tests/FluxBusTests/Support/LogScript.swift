@@ -16,6 +16,8 @@ struct LogScript {
     private var epoch: UInt64 = 0
     /// Each request id's first sequence, as last logged: the engine answers a request only there.
     private var requestFirst: [String: UInt64] = [:]
+    /// The plan and outputs of the last completion, which the next one may repeat.
+    private var recorded: (plan: [PlanStep], outputs: [StoreOutput])?
 
     static let stores = ["kv", "counter", "ledger"]
     /// A few ids, so that ids are used again: an id logged again, or answered twice.
@@ -87,9 +89,14 @@ struct LogScript {
     private mutating func completeNext(_ logs: [any LogStorage]) {
         guard lastCompleted < lastSequence, let action = logged[lastCompleted + 1] else { return }
         lastCompleted += 1
+        // Half the time the previous completion's plan and outputs again, as a batch's actions nearly always have: the
+        // logs keep consecutive completions alike but for their sequences as one run (LogBuffer.addCompletion).
+        if recorded == nil || rng.below(2) == 0 {
+            recorded = ([PlanStep(store: pick(Self.stores), waitsFor: rng.below(2) == 0 ? [] : [pick(Self.stores)])], outputs())
+        }
         let entry = ReplayEntry(
             epoch: epoch, sequence: lastCompleted, actionType: action.actionType, payload: action.payload, error: action.error,
-            plan: [PlanStep(store: pick(Self.stores), waitsFor: rng.below(2) == 0 ? [] : [pick(Self.stores)])], outputs: outputs())
+            plan: recorded!.plan, outputs: recorded!.outputs)
         for log in logs { log.complete(entry) }
     }
 
