@@ -50,6 +50,20 @@ enum CodecHarness {
             } else {
                 check(decodedByDefault == message, "decodes under tight limits but not the same under the defaults", frames)
             }
+            checkRun(message, frames, codec: codec)
+        }
+    }
+
+    /// A run that decodeAll takes apart must be what joining its messages again gives: the receiver hands on exactly
+    /// the messages the sender joined.
+    private static func checkRun(_ message: Message, _ frames: [[UInt8]], codec: Codec) {
+        guard case .success(let messages) = Result(catching: { () throws(DecodeError) in try codec.decodeAll(frames) }) else { return }
+        switch message {
+        case .actions, .acks, .completions:
+            let joined = MessageRuns.join(messages, maxItems: .max, maxBytes: .max)
+            check(joined == (messages.count == 1 ? messages : [message]), "\(message) takes apart into \(messages), which join into \(joined)", frames)
+        default:
+            break
         }
     }
 

@@ -63,7 +63,30 @@ enum CorpusRunner {
                 written += 1
             }
         }
+        // Runs whose counts agree with their lists, which the samples' fields rarely give: joined from alike messages.
+        for (index, run) in sampleRuns.enumerated() {
+            let frames = Codec().encode(run)
+            let input = CodecHarness.input(signature: frames[0], body: frames[1])
+            try Data(input).write(to: directory.appendingPathComponent("run-\(index)"))
+            written += 1
+        }
         return written
+    }
+
+    /// An ACTIONS, an ACKS and a COMPLETIONS of three messages each, as a coordinator and a worker join them.
+    static var sampleRuns: [Message] {
+        let plan = [PlanStep(store: "counter"), PlanStep(store: "país", waitsFor: ["counter"])]
+        let messages: [[Message]] = [
+            (1...3).map { .action(.init(epoch: 2, sequence: $0, actionType: "counter.add", payload: Array(#"{"by":\#($0)}"#.utf8),
+                                         error: $0 == 2 ? "✈︎" : nil, plan: plan)) },
+            (1...3).map { .ack(.init(epoch: 2, sequence: $0, results: [
+                .init(store: "counter", status: .ok, digest: $0 * 7), .init(store: "país", status: .skipped, message: "x", digest: 9),
+            ])) },
+            (1...3).map { .completed(.init(epoch: 2, sequence: $0, actionType: "counter.add", elapsedMicros: $0 * 100, outcomes: [
+                .init(store: "counter", worker: "w1", status: .ok, digest: $0),
+            ])) },
+        ]
+        return messages.flatMap { MessageRuns.join($0, maxItems: 1_024, maxBytes: 1 << 18) }
     }
 }
 #endif

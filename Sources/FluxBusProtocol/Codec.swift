@@ -18,8 +18,9 @@ public struct Codec: Sendable {
     /// carries poisoned actions in REPLAY and STATUS; version 5
     /// reports in STATUS the history a store new to the bus replayed; version 6 says in each ACK result what the store
     /// read of its dependencies (``StoreResult/readDigest``); version 7 says in HELLO the epoch the worker's applied
-    /// sequence came from (``Message/Hello/appliedEpoch``).
-    public static let version: UInt8 = 7
+    /// sequence came from (``Message/Hello/appliedEpoch``); version 8 sends alike ACTIONs, ACKs and COMPLETEDs of
+    /// consecutive sequences as one run (``Message/Actions``, ``Message/Acks``, ``Message/Completions``).
+    public static let version: UInt8 = 8
 
     /// ASCII `FLXB`, the start of frame 0 in every version: a subscriber to it also receives what a publisher of
     /// another version sends, and can say so rather than hear nothing.

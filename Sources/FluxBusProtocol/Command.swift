@@ -29,6 +29,9 @@ public enum Command: UInt8, CaseIterable, Sendable, Hashable, CustomStringConver
     case bundle = 0x1C
     case pull = 0x1D
     case chunk = 0x1E
+    case actions = 0x1F
+    case acks = 0x20
+    case completions = 0x21
 
     /// The protocol name of the command, as `docs/PROTOCOL.md` spells it.
     public var name: String {
@@ -60,6 +63,9 @@ public enum Command: UInt8, CaseIterable, Sendable, Hashable, CustomStringConver
         case .bundle: "BUNDLE"
         case .pull: "PULL"
         case .chunk: "CHUNK"
+        case .actions: "ACTIONS"
+        case .acks: "ACKS"
+        case .completions: "COMPLETIONS"
         }
     }
 

@@ -19,7 +19,7 @@ public struct DecodeError: Error, Hashable, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case wrongFrameCount, badSignature, unsupportedVersion, frameTooLarge, unknownCommand
-            case truncated, trailingBytes, invalidUTF8, lengthOverLimit, invalidBool, invalidStatus, badBundle
+            case truncated, trailingBytes, invalidUTF8, lengthOverLimit, invalidBool, invalidStatus, badBundle, badRun
         }
 
         private let base: Base
@@ -49,6 +49,9 @@ public struct DecodeError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let invalidStatus = Code(.invalidStatus)
         /// A BUNDLE that is empty, or holds another BUNDLE.
         public static let badBundle = Code(.badBundle)
+        /// A run (ACTIONS, ACKS, COMPLETIONS) that is empty, whose counts and lengths disagree, that leaves a nonzero
+        /// digest in its template, or whose sequences would pass the largest u64; ``DecodeError/field`` names the field.
+        public static let badRun = Code(.badRun)
 
         /// The code's name, for example `truncated`.
         public var description: String { base.rawValue }
@@ -112,6 +115,9 @@ public struct DecodeError: Error, Hashable, Sendable, CustomStringConvertible {
             detail = "byte \(hex(value)) is not a defined value"
         case .badBundle:
             detail = value == 0 ? "a BUNDLE holds at least one message" : "a BUNDLE may not hold another BUNDLE"
+        case .badRun:
+            detail = limit.map { "\(value ?? 0) bytes where the run's count calls for \($0)" }
+                ?? "a run holds at least one message, a digest 0 in its template, and sequences within u64"
         default:
             detail = "decoding failed"
         }

@@ -66,6 +66,12 @@ public enum Message: Sendable, Hashable {
     case pull(Pull)
     /// 0x1E, a transfer's sender → its receiver: the bytes a PULL asked for.
     case chunk(Chunk)
+    /// 0x1F, coordinator → workers: the ACTIONs of consecutive sequences alike but for payloads and errors.
+    case actions(Actions)
+    /// 0x20, worker → coordinator: the ACKs of consecutive sequences alike but for their digests.
+    case acks(Acks)
+    /// 0x21, coordinator → everyone (PUB): the COMPLETEDs of consecutive sequences alike but for digests and times.
+    case completions(Completions)
 
     /// The command byte of this message.
     public var command: Command {
@@ -97,6 +103,9 @@ public enum Message: Sendable, Hashable {
         case .bundle: .bundle
         case .pull: .pull
         case .chunk: .chunk
+        case .actions: .actions
+        case .acks: .acks
+        case .completions: .completions
         }
     }
 
@@ -132,6 +141,9 @@ public enum Message: Sendable, Hashable {
         case .bundle(var body): try handler.handle(&body)
         case .pull(var body): try handler.handle(&body)
         case .chunk(var body): try handler.handle(&body)
+        case .actions(var body): try handler.handle(&body)
+        case .acks(var body): try handler.handle(&body)
+        case .completions(var body): try handler.handle(&body)
         }
     }
 
@@ -177,6 +189,9 @@ public enum Message: Sendable, Hashable {
         case .bundle: .bundle(try visitor.fresh())
         case .pull: .pull(try visitor.fresh())
         case .chunk: .chunk(try visitor.fresh())
+        case .actions: .actions(try visitor.fresh())
+        case .acks: .acks(try visitor.fresh())
+        case .completions: .completions(try visitor.fresh())
         }
     }
 }

@@ -22,9 +22,9 @@ enum Verdict: String, CaseIterable, Sendable {
         let message: Message
         do { message = try codec.decode(frames) } catch { return .malformed }
         switch message {
-        case .bundle:
-            // A bundle that does not decode whole is one malformed message. One that does is handled message by
-            // message, which this oracle does not model: the peer does not send it.
+        case .bundle, .actions, .acks, .completions:
+            // A bundle or a run that does not decode whole is one malformed message. One that does is handled message
+            // by message, which this oracle does not model: the peer does not send it.
             return (try? codec.decodeAll(frames)) == nil ? .malformed : nil
         case .hello(let hello):
             // A HELLO whose worker id is this peer's own routing id would be welcomed. The ROUTER's ids start with a

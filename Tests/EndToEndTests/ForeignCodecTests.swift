@@ -3,7 +3,8 @@ import Testing
 
 /// The conformance vectors hold a second implementation too: the Python worker of `Tests/ForeignWorker`, written
 /// from PROTOCOL.md alone, decodes every vector of a message a coordinator sends a worker (BUNDLEs through its
-/// `unbundle`) and must find the same epochs, sequences, stores and REPLAY ends as the vector's fields.
+/// `unbundle`, runs through its `expand`) and must find the same epochs, sequences, stores and REPLAY ends as the
+/// vector's fields.
 @Suite("The Python worker's codec agrees with docs/vectors/messages.json", .timeLimit(.minutes(1)))
 struct ForeignCodecTests {
     static let check = #"""
@@ -13,7 +14,7 @@ struct ForeignCodecTests {
         vectors = json.load(open(sys.argv[2]))["vectors"]
         names = {v: k for k, v in fw.COMMAND_NAMES.items()}
         decodable = {"WELCOME", "REJECT", "ACTION", "RELEASE", "REPLAY", "HEARTBEAT", "GOODBYE", "SNAPSHOT",
-                     "PULL", "CHUNK", "RESULT", "ERROR", "STATE_REQUEST", "COMPLETED"}
+                     "PULL", "CHUNK", "RESULT", "ERROR", "STATE_REQUEST", "COMPLETED", "ACTIONS", "COMPLETIONS"}
         checked = 0
         for vector in vectors:
             command, fields = vector["command"], vector["fields"]
@@ -28,6 +29,20 @@ struct ForeignCodecTests {
                 continue
             code, got = fw.decode(body)
             assert code == names[command], vector["name"]
+            if command in ("ACTIONS", "COMPLETIONS"):
+                # A run stands for its messages: the worker takes it apart into them, in sequence order.
+                expanded = fw.expand(code, got)
+                first = int(fields["firstSequence"])
+                count = len(fields["entries"]) if command == "ACTIONS" else int(fields["count"])
+                sequences = [f["action"].sequence if c == fw.ACTION else f["sequence"] for c, f in expanded]
+                assert sequences == list(range(first, first + count)), (vector["name"], sequences)
+                if command == "ACTIONS":
+                    assert [f["action"].payload.hex() for _, f in expanded] == [e["payload"] for e in fields["entries"]]
+                else:
+                    digests = [o.digest for _, f in expanded for o in f["outcomes"]]
+                    assert digests == [int(fields["digests"][i:i + 16], 16) for i in range(0, len(fields["digests"]), 16)]
+                checked += 1
+                continue
             action = got.get("action")
             for key in ("epoch", "sequence"):
                 if key in fields:

@@ -33,8 +33,8 @@ struct GoldenBytesTests {
             0x00, 0x00,                                             // crashStore ""
             0x00, 0x00,                                             // crashSignal ""
         ]
-        #expect(codec.encode(message) == [[0x46, 0x4C, 0x58, 0x42, 0x07], body])
-        #expect(try codec.decode([[0x46, 0x4C, 0x58, 0x42, 0x07], body]) == message)
+        #expect(codec.encode(message) == [[0x46, 0x4C, 0x58, 0x42, 0x08], body])
+        #expect(try codec.decode([[0x46, 0x4C, 0x58, 0x42, 0x08], body]) == message)
     }
 
     @Test("ACTION encodes to the bytes written out by hand")
@@ -61,8 +61,8 @@ struct GoldenBytesTests {
             0x00, 0x04, 0x63, 0x69, 0x74, 0x79,                     //     "city"
             0x00, 0x00,                                             // traceparent "": untraced
         ]
-        #expect(codec.encode(message) == [[0x46, 0x4C, 0x58, 0x42, 0x07], body])
-        #expect(try codec.decode([[0x46, 0x4C, 0x58, 0x42, 0x07], body]) == message)
+        #expect(codec.encode(message) == [[0x46, 0x4C, 0x58, 0x42, 0x08], body])
+        #expect(try codec.decode([[0x46, 0x4C, 0x58, 0x42, 0x08], body]) == message)
     }
 
     @Test("an untraced ACK costs 2 bytes for its timings; a traced one carries each store's five fields")
@@ -125,6 +125,6 @@ struct GoldenBytesTests {
             0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x90,         // latencyMaxMicros 400
         ]
         #expect(codec.encode(message)[1] == body)
-        #expect(try codec.decode([[0x46, 0x4C, 0x58, 0x42, 0x07], body]) == message)
+        #expect(try codec.decode([[0x46, 0x4C, 0x58, 0x42, 0x08], body]) == message)
     }
 }

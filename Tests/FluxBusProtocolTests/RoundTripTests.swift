@@ -19,7 +19,7 @@ struct RoundTripTests {
         let message = Self.example(command)
         let frames = codec.encode(message)
         #expect(frames.count == 2)
-        #expect(frames[0] == [0x46, 0x4C, 0x58, 0x42, 0x07])
+        #expect(frames[0] == [0x46, 0x4C, 0x58, 0x42, 0x08])
         #expect(frames[1].first == command.rawValue)
         #expect(try codec.decode(frames) == message)
         try codec.validate(message)

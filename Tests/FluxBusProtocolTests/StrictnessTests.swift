@@ -5,7 +5,7 @@ import Testing
 @Suite("Strict decoding")
 struct StrictnessTests {
     let codec = Codec()
-    static let signature: [UInt8] = [0x46, 0x4C, 0x58, 0x42, 0x07]
+    static let signature: [UInt8] = [0x46, 0x4C, 0x58, 0x42, 0x08]
 
     /// Decodes and returns the error, failing the test if decoding succeeded.
     func failure(_ frames: [[UInt8]], codec: Codec? = nil, sourceLocation: SourceLocation = #_sourceLocation) -> DecodeError? {
@@ -31,7 +31,7 @@ struct StrictnessTests {
 
     @Test("frame 0 that is not FLXB plus one version byte is badSignature", arguments: [
         [], [0x46, 0x4C, 0x58, 0x42], [0x46, 0x4C, 0x58, 0x41, 0x02], [0x66, 0x6C, 0x78, 0x62, 0x02],
-        [0x46, 0x4C, 0x58, 0x42, 0x07, 0x00],
+        [0x46, 0x4C, 0x58, 0x42, 0x08, 0x00],
     ] as [[UInt8]])
     func badSignature(_ frame: [UInt8]) {
         let error = failure([frame, body(.goodbye(.init(reason: "x")))])
@@ -55,7 +55,7 @@ struct StrictnessTests {
         #expect(failure([Self.signature, []]) == DecodeError(code: .truncated, field: "command", value: 1, limit: 0))
     }
 
-    @Test("an undefined command byte is unknownCommand", arguments: [0x00, 0x0D, 0x0F, 0x1F, 0x80, 0xFF] as [UInt8])
+    @Test("an undefined command byte is unknownCommand", arguments: [0x00, 0x0D, 0x0F, 0x22, 0x80, 0xFF] as [UInt8])
     func unknownCommand(_ byte: UInt8) {
         #expect(failure([Self.signature, [byte, 0, 0]]) == DecodeError(code: .unknownCommand, value: Int(byte)))
     }

@@ -42,10 +42,11 @@ struct OutboxTests {
 
     @Test func sizeCutsBundlesBeforeTheyPassTheByteLimit() throws {
         var outbox = Outbox<String>()
-        // Bodies of about a third of the limit: two fit in a BUNDLE, a third would pass it.
+        // Bodies of about a third of the limit: two fit in a BUNDLE, a third would pass it. Each of its own type, so
+        // that none joins the one before it in a run.
         let payload = Array(repeating: UInt8(ascii: "x"), count: Outbox<String>.bundleBytes / 3)
         let messages = (1...5).map {
-            Message.action(.init(epoch: 1, sequence: UInt64($0), actionType: "a", payload: payload, error: nil, plan: []))
+            Message.action(.init(epoch: 1, sequence: UInt64($0), actionType: "a\($0)", payload: payload, error: nil, plan: []))
         }
         for message in messages { outbox.hold(message, for: "a") }
         let effects = outbox.release(codec: codec) { ($0, $1) }
@@ -57,6 +58,54 @@ struct OutboxTests {
         #expect(sizes == [2, 2, 1])
         #expect(effects.last?.1 == messages.last)
         #expect(try unbundled(effects)["a"] == messages)
+    }
+
+    /// A batch's ACTIONs, ACKs and COMPLETEDs, alike but for a few fields, go as runs of at most a BUNDLE's count and
+    /// about its size; anything between them, or unlike the one before, breaks the run; taken apart, they are the
+    /// messages held, in order.
+    @Test func alikeMessagesOfConsecutiveSequencesGoAsRuns() throws {
+        var outbox = Outbox<String>()
+        let count = Outbox<String>.bundleCount + 10
+        let plan = [PlanStep(store: "counter")]
+        var stream: [Message] = (1...UInt64(count)).map {
+            .action(.init(epoch: 1, sequence: $0, actionType: "counter.add", payload: Array("\($0)".utf8), plan: plan))
+        }
+        stream.append(Self.heartbeat(5))
+        stream += (1...3 as ClosedRange<UInt64>).map {
+            .completed(.init(epoch: 1, sequence: $0, actionType: "counter.add", elapsedMicros: $0, outcomes: [
+                .init(store: "counter", worker: "w1", status: $0 == 3 ? .failed : .ok, digest: $0),
+            ]))
+        }
+        let acks: [Message] = (1...4 as ClosedRange<UInt64>).map {
+            .ack(.init(epoch: 1, sequence: $0 == 4 ? 9 : $0, results: [.init(store: "counter", status: .ok, digest: $0)]))
+        }
+        for message in stream { outbox.hold(message, for: "stream") }
+        for message in acks { outbox.hold(message, for: "coordinator") }
+        let effects = outbox.release(codec: codec) { ($0, $1) }
+
+        let sent = try effects.flatMap { destination, message -> [String] in
+            let parts = if case .bundle(let bundle) = message {
+                try bundle.messages.map { try codec.decode([Codec.signature, $0.body]) }
+            } else {
+                [message]
+            }
+            return parts.map { part in
+                switch part {
+                case .actions(let run): "\(destination) ACTIONS \(run.firstSequence)+\(run.entries.count)"
+                case .acks(let run): "\(destination) ACKS \(run.firstSequence)+\(run.count)"
+                case .completions(let run): "\(destination) COMPLETIONS \(run.firstSequence)+\(run.count)"
+                default: "\(destination) \(part.command)"
+                }
+            }
+        }
+        #expect(sent == [
+            "stream ACTIONS 1+\(Outbox<String>.bundleCount)", "stream ACTIONS \(Outbox<String>.bundleCount + 1)+10",
+            "stream HEARTBEAT", "stream COMPLETIONS 1+2", "stream COMPLETED",
+            "coordinator ACKS 1+3", "coordinator ACK",
+        ])
+        let taken = try unbundled(effects)
+        #expect(taken["stream"] == stream)
+        #expect(taken["coordinator"] == acks)
     }
 
     @Test func aLoneMessageIsSentAsItIsAndTheOutboxStartsEmptyAgain() {

@@ -132,7 +132,7 @@ struct RawPeerTests {
             return
         }
         #expect(reject.code == .versionMismatch)
-        #expect(reject.reason.contains("version 7") && reject.reason.contains("not 2"))
+        #expect(reject.reason.contains("version \(Codec.version)") && reject.reason.contains("not 2"))
         let client = try await bus.client()
         #expect(try await client.status().workers.isEmpty)
         await client.close()

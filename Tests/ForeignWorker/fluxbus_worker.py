@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A FluxBus worker written in Python from docs/PROTOCOL.md (FLXB/3) alone.
+"""A FluxBus worker written in Python from docs/PROTOCOL.md (FLXB/8) alone.
 
 It hosts one store of the `counter` kind: the store handles `counter.add {"by":N}` and its state
 is `{"value":N}`. The worker joins a coordinator, catches up by replay, runs and acknowledges
@@ -29,18 +29,19 @@ import zmq
 
 # --- Wire constants (PROTOCOL.md, "Framing and encoding") -----------------------------------
 
-SIGNATURE = b"FLXB\x07"  # frame 0 of every message, and the SUB subscription
+SIGNATURE = b"FLXB\x08"  # frame 0 of every message, and the SUB subscription
 
 HELLO, WELCOME, REJECT, READY, ACTION, RELEASE, ACK, FETCH, REPLAY, HEARTBEAT, GOODBYE, SNAPSHOT = range(1, 13)
 DISPATCH, RESULT, ERROR, STATUS_REQUEST, STATUS, GRAPH_REQUEST, GRAPH = range(0x10, 0x17)
 STATE_REQUEST, STATE, COMPLETED = 0x17, 0x18, 0x19
 DISPATCH_BATCH, BATCH_RESULT, BUNDLE, PULL, CHUNK = 0x1A, 0x1B, 0x1C, 0x1D, 0x1E
+ACTIONS, ACKS, COMPLETIONS = 0x1F, 0x20, 0x21  # runs: each stands for consecutive ACTIONs, ACKs, COMPLETEDs
 COMMAND_NAMES = {
     1: "HELLO", 2: "WELCOME", 3: "REJECT", 4: "READY", 5: "ACTION", 6: "RELEASE", 7: "ACK", 8: "FETCH",
     9: "REPLAY", 10: "HEARTBEAT", 11: "GOODBYE", 12: "SNAPSHOT", 0x10: "DISPATCH", 0x11: "RESULT",
     0x12: "ERROR", 0x13: "STATUS_REQUEST", 0x14: "STATUS", 0x15: "GRAPH_REQUEST", 0x16: "GRAPH",
     0x17: "STATE_REQUEST", 0x18: "STATE", 0x19: "COMPLETED", 0x1A: "DISPATCH_BATCH", 0x1B: "BATCH_RESULT",
-    0x1C: "BUNDLE", 0x1D: "PULL", 0x1E: "CHUNK",
+    0x1C: "BUNDLE", 0x1D: "PULL", 0x1E: "CHUNK", 0x1F: "ACTIONS", 0x20: "ACKS", 0x21: "COMPLETIONS",
 }
 PUBLISHED = {ACTION, HEARTBEAT, COMPLETED}  # the only commands that travel on PUB → SUB
 
@@ -255,12 +256,41 @@ def decode(body):
     elif command == COMPLETED:
         fields = dict(epoch=r.u64(), sequence=r.u64(), action_type=r.string(), elapsed=r.u64(),
                       outcomes=r.list(lambda: read_outcome(r), 15))
+    elif command == ACTIONS:
+        fields = dict(epoch=r.u64(), first=r.u64(), action_type=r.string(), plan=r.list(lambda: read_plan_step(r), 4),
+                      traceparent=r.string(), entries=r.list(lambda: (r.bytes(), r.optional(r.string)), 5))
+    elif command == COMPLETIONS:
+        fields = dict(epoch=r.u64(), first=r.u64(), count=r.u32(), action_type=r.string(),
+                      outcomes=r.list(lambda: read_outcome(r), 15), elapsed=r.bytes(), digests=r.bytes())
     elif command in COMMAND_NAMES:
         raise Malformed(f"{COMMAND_NAMES[command]} is never sent to a worker")
     else:
         raise Malformed(f"unknown command 0x{command:02x}")
     r.end()
     return command, fields
+
+
+def expand(command, fields):
+    """The messages a run stands for (PROTOCOL.md, ACTIONS): ACTIONS as its ACTIONs, COMPLETIONS as its COMPLETEDs, in
+    order; any other message as itself."""
+    if command == ACTIONS:
+        entries, first = fields["entries"], fields["first"]
+        if not entries or first + len(entries) - 1 > 0xFFFF_FFFF_FFFF_FFFF:
+            raise Malformed(f"an ACTIONS of {len(entries)} from #{first}")
+        return [(ACTION, dict(action=Action(fields["epoch"], first + i, fields["action_type"], payload, error, fields["plan"]),
+                              traceparent=fields["traceparent"]))
+                for i, (payload, error) in enumerate(entries)]
+    if command == COMPLETIONS:
+        count, first, outcomes = fields["count"], fields["first"], fields["outcomes"]
+        if (count == 0 or first + count - 1 > 0xFFFF_FFFF_FFFF_FFFF or any(o.digest for o in outcomes)
+                or len(fields["elapsed"]) != 8 * count or len(fields["digests"]) != 8 * count * len(outcomes)):
+            raise Malformed(f"a COMPLETIONS of {count} whose lengths disagree")
+        elapsed = struct.unpack(f">{count}Q", fields["elapsed"])
+        digests = struct.unpack(f">{count * len(outcomes)}Q", fields["digests"])
+        return [(COMPLETED, dict(epoch=fields["epoch"], sequence=first + i, action_type=fields["action_type"], elapsed=elapsed[i],
+                                 outcomes=[o._replace(digest=digests[i * len(outcomes) + j]) for j, o in enumerate(outcomes)]))
+                for i in range(count)]
+    return [(command, fields)]
 
 
 def unbundle(body):
@@ -661,7 +691,7 @@ class Worker:
         if len(frames) != 2 or frames[0] != SIGNATURE:
             return self.drop(f"{len(frames)} frames, signature {frames[0][:8].hex()}")
         try:
-            messages = [decode(body) for body in unbundle(frames[1])]
+            messages = [message for body in unbundle(frames[1]) for message in expand(*decode(body))]
         except Malformed as error:
             return self.drop(str(error))
         actions = [f["action"].sequence for command, f in messages if command == ACTION]
@@ -787,7 +817,7 @@ def shorten(text, limit=MESSAGE_LIMIT):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description="A FluxBus worker hosting one counter store (FLXB/3).")
+    parser = argparse.ArgumentParser(description="A FluxBus worker hosting one counter store (FLXB/8).")
     parser.add_argument("--id", required=True, help="the worker id, also its DEALER routing id")
     parser.add_argument("--coordinator", default=os.environ.get("FLUXBUS_COORDINATOR", "tcp://127.0.0.1:7401"),
                         help="the coordinator's control endpoint (default: $FLUXBUS_COORDINATOR or tcp://127.0.0.1:7401)")

@@ -77,10 +77,8 @@ final class SimChecker {
         switch message {
         case .state(let state) where UInt64(state.state.count) < state.size: transfers["STATE streamed", default: 0] += 1
         case .chunk: transfers["CHUNK from workers", default: 0] += 1
-        case .bundle(let bundle):
-            for item in bundle.messages {
-                if let inner = try? Codec().decode([Codec.signature, item.body]) { workerSent(inner) }
-            }
+        case .bundle, .actions, .acks, .completions:
+            for inner in parts(of: message) { workerSent(inner) }
         default: break
         }
     }
@@ -93,11 +91,21 @@ final class SimChecker {
         case .action(let action): published(action)
         case .completed(let completed):
             if let violation = completedStream.published(completed) { fail(violation) }
-        case .bundle(let bundle):
-            for item in bundle.messages {
-                if let inner = try? Codec().decode([Codec.signature, item.body]) { coordinatorSent(inner) }
-            }
+        case .bundle, .actions, .acks, .completions:
+            for inner in parts(of: message) { coordinatorSent(inner) }
         default: break
+        }
+    }
+
+    /// The messages a BUNDLE or a run stands for, as a receiver's `decodeAll` takes it apart: every invariant is
+    /// checked on each of them. One that does not take apart is an engine's bug, and fails the run.
+    func parts(of message: Message) -> [Message] {
+        let codec = Codec()
+        do {
+            return try codec.decodeAll(codec.encode(message))
+        } catch {
+            fail("\(message.command) sent that does not take apart: \(error)")
+            return []
         }
     }
 
@@ -397,6 +405,9 @@ final class SimChecker {
         case .ack(let ack): "ACK #\(ack.sequence) \(ack.results.map { "\($0.store):\($0.status)" }.joined(separator: ","))"
         case .release(let release): "RELEASE #\(release.sequence)"
         case .completed(let completed): "COMPLETED #\(completed.sequence)"
+        case .actions(let run): "ACTIONS #\(run.firstSequence)+\(run.entries.count)"
+        case .acks(let run): "ACKS #\(run.firstSequence)+\(run.count)"
+        case .completions(let run): "COMPLETIONS #\(run.firstSequence)+\(run.count)"
         case .replay(let replay): "REPLAY \(replay.entries.first?.sequence ?? 0)…\(replay.entries.last?.sequence ?? 0)"
         case .fetch(let fetch): "FETCH \(fetch.from)…\(fetch.to)"
         case .heartbeat(let beat): "HEARTBEAT #\(beat.sequence)"

@@ -60,9 +60,11 @@ extension SimCluster {
     /// The promise the sync order keeps: no client and no worker is told a dispatch completed before its action is
     /// on the disk for good.
     func checkDurable(_ message: Message) {
-        if case .bundle(let bundle) = message {
-            for item in bundle.messages { if let inner = try? codec.decode([Codec.signature, item.body]) { checkDurable(inner) } }
+        switch message {
+        case .bundle, .actions, .acks, .completions:
+            for inner in checker.parts(of: message) { checkDurable(inner) }
             return
+        default: break
         }
         // An ACTION whose action the disk holds for good has its plans there for good too: a power cut must not keep
         // the action and lose the plan it was published under (the lost-commit swarm, seeds 254 and 283).

@@ -279,8 +279,9 @@ final class CoordinatorEngine {
             send(.error(.init(requestID: requester.requestID, code: error.code, message: error.message)), to: requester.routingID)
         case .error(let error) where isLateAnswer(error.requestID, from: routingID):
             break
-        case .bundle:
-            dropMalformed("a BUNDLE inside a BUNDLE", from: routingID)  // decodeAll refuses these first
+        case .bundle, .actions, .acks, .completions:
+            // decodeAll refuses a BUNDLE inside a BUNDLE and hands a run on as its messages: neither reaches here.
+            dropMalformed("\(message.command) not taken apart", from: routingID)
         case .welcome, .reject, .action, .release, .replay, .snapshot, .result, .error, .status, .graph, .completed, .batchResult:
             dropMalformed("\(message.command) is never sent to a coordinator", from: routingID)
         }

@@ -1,9 +1,9 @@
 import FluxBusProtocol
 
 /// An engine's messages, held until its shell takes its effects, then sent together: a destination's one message as
-/// it is, several as BUNDLEs. A batch's thousand ACTIONs, or a worker's thousand ACKs, then cost a few sends and
-/// wake-ups instead of a thousand, and nothing else changes: a BUNDLE is handled in order, as its messages would have
-/// been.
+/// it is, several as BUNDLEs, and alike ones of consecutive sequences as runs. A batch's thousand ACTIONs, or a
+/// worker's thousand ACKs, then cost a few sends and wake-ups instead of a thousand, and a few encodings, and nothing
+/// else changes: a BUNDLE and a run are handled in order, as their messages would have been.
 struct Outbox<Destination: Hashable> {
     /// At most this many messages, or about this many bytes, in one BUNDLE.
     static var bundleCount: Int { 1_024 }
@@ -41,6 +41,9 @@ struct Outbox<Destination: Hashable> {
         out.reserveCapacity(order.count)
         for destination in order {
             var messages = held.removeValue(forKey: destination)!
+            // Alike ACTIONs, ACKs and COMPLETEDs of consecutive sequences go as runs (ACTIONS, ACKS, COMPLETIONS), each
+            // within a BUNDLE's limits: the receiver takes them apart into the same messages, in the same order.
+            if messages.count > 1 { messages = MessageRuns.join(messages, maxItems: Self.bundleCount, maxBytes: Self.bundleBytes) }
             if messages.count == 1 {
                 out.append(effect(destination, messages.removeLast()))
                 continue

@@ -239,9 +239,13 @@ final class WorkerEngine {
         case .chunk(let chunk):
             receive(chunk)
         case .hello, .ready, .ack, .fetch, .dispatch, .dispatchBatch, .statusRequest, .status, .graphRequest, .graph, .state,
-            .batchResult, .bundle:
+            .batchResult, .acks:
             malformedCount += 1
             logger.warning("dropped \(message.command), which a coordinator never sends to a worker")
+        case .bundle, .actions, .completions:
+            // decodeAll hands these on as the messages they hold: none reaches here.
+            malformedCount += 1
+            logger.warning("dropped \(message.command), not taken apart")
         }
     }
 

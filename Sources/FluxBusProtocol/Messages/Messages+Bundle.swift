@@ -48,24 +48,32 @@ extension Codec {
         .bundle(.init(messages: messages.map { BundledMessage(body: encodeBody($0)) }))
     }
 
-    /// The messages in `frames`: the one message, or every message of a BUNDLE, in order.
+    /// The messages in `frames`, in order: the one message, or every message of a BUNDLE, each run (ACTIONS, ACKS,
+    /// COMPLETIONS) as the messages it stands for.
     /// - Throws: ``DecodeError`` when the message, or any message in the bundle, is malformed; a BUNDLE that is empty or
-    ///   holds another BUNDLE is `badBundle`. Nothing of a malformed bundle is handled.
+    ///   holds another BUNDLE is `badBundle`, a run whose counts disagree `badRun`. Nothing of a malformed bundle is
+    ///   handled.
     public func decodeAll(_ frames: [[UInt8]]) throws(DecodeError) -> [Message] {
         let message = try decode(frames)
-        guard case .bundle(let bundle) = message else { return [message] }
-        guard !bundle.messages.isEmpty else { throw DecodeError(code: .badBundle, command: .bundle, value: 0) }
         var messages: [Message] = []
+        guard case .bundle(let bundle) = message else {
+            if try message.appendExpanded(to: &messages) { return messages }
+            return [message]
+        }
+        guard !bundle.messages.isEmpty else { throw DecodeError(code: .badBundle, command: .bundle, value: 0) }
         messages.reserveCapacity(bundle.messages.count)
         for (index, item) in bundle.messages.enumerated() {
             let inner: Message
-            do {
+            do throws(DecodeError) {
                 // The body alone: the BUNDLE's frame 0 was checked, and a frame array per message costs an allocation.
                 inner = try item.body.withUnsafeBufferPointer { (body) throws(DecodeError) -> Message in try decodeBody(body) }
+                if case .bundle = inner { throw DecodeError(code: .badBundle, command: .bundle, value: 1) }
+                if try inner.appendExpanded(to: &messages) { continue }
+            } catch where error.code == .badBundle {
+                throw error
             } catch {
                 throw error.nested(in: "messages", index: index).in(.bundle)
             }
-            if case .bundle = inner { throw DecodeError(code: .badBundle, command: .bundle, value: 1) }
             messages.append(inner)
         }
         return messages

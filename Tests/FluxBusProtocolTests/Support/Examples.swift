@@ -133,5 +133,21 @@ enum Examples {
         ]),
         .pull(.init(transfer: "st-2", offset: 1 << 20, maxBytes: 1 << 20)),
         .chunk(.init(transfer: "snapshot/42/kv", offset: 17, bytes: utf8(#":{"qty":1},"k2""#))),
+        .actions(.init(epoch: 7, firstSequence: 44, actionType: "counter.add", plan: [.init(store: "counter")], entries: [
+            ActionEntry(payload: utf8(#"{"by":1}"#)),
+            ActionEntry(payload: utf8(#"{"by":2}"#), error: "validation: zu groß"),
+        ])),
+        .acks(.init(epoch: 7, firstSequence: 44, count: 2, results: [
+            .init(store: "counter", status: .ok, digest: 0),
+            .init(store: "städte", status: .skipped, message: "not ready", digest: 0),
+        ], digests: bigEndian([5, 9, 6, 9]))),
+        .completions(.init(epoch: 7, firstSequence: 44, count: 2, actionType: "counter.add", outcomes: [
+            .init(store: "counter", worker: "wörker-1", status: .ok, digest: 0),
+        ], elapsedMicros: bigEndian([310, 290]), digests: bigEndian([5, 6]))),
     ]
+
+    /// Values of 8 bytes each, big-endian: a run's digests and times.
+    static func bigEndian(_ values: [UInt64]) -> [UInt8] {
+        values.flatMap { value in withUnsafeBytes(of: value.bigEndian) { Array($0) } }
+    }
 }

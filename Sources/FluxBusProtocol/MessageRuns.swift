@@ -1,0 +1,300 @@
+/// Runs of alike messages, both ways: a sender joins consecutive ACTIONs, ACKs and COMPLETEDs into ACTIONS, ACKS and
+/// COMPLETIONS (``join(_:maxItems:maxBytes:)``), and a receiver hands a run on as the messages it stands for
+/// (``Message/appendExpanded(to:)``, which ``Codec/decodeAll(_:)`` calls). Nothing else changes: the receiver handles
+/// exactly the messages the sender joined, in their order.
+package enum MessageRuns {
+    /// `messages` with each stretch of two or more alike messages of consecutive sequences joined into one run of at
+    /// most `maxItems` messages and about `maxBytes` bytes; every other message as it was, in its place.
+    package static func join(_ messages: consuming [Message], maxItems: Int, maxBytes: Int) -> [Message] {
+        var joiner = Joiner(maxItems: maxItems, maxBytes: maxBytes)
+        joiner.out.reserveCapacity(min(messages.count, 64))
+        for index in messages.indices { joiner.add(messages[index]) }
+        joiner.close()
+        return joiner.out
+    }
+
+    /// The run being built: the message that started it, alone until a second one joins; then the run's shared
+    /// fields, its growing lists kept apart (in ``Joiner``) so that appending to them never copies them.
+    private enum Open {
+        case none
+        case single(Message)
+        case actions(Message.Actions)
+        case acks(Message.Acks)
+        case completions(Message.Completions)
+    }
+
+    private struct Joiner {
+        let maxItems: Int
+        let maxBytes: Int
+        var out: [Message] = []
+        private var open = Open.none
+        private var items = 0
+        private var bytes = 0
+        /// The open run's entries (ACTIONS), digests (ACKS, COMPLETIONS) and times (COMPLETIONS).
+        private var entries: [ActionEntry] = []
+        private var digests: [UInt8] = []
+        private var times: [UInt8] = []
+
+        init(maxItems: Int, maxBytes: Int) {
+            self.maxItems = maxItems
+            self.maxBytes = maxBytes
+        }
+
+        mutating func add(_ message: Message) {
+            switch message {
+            case .action(let action): add(action, message)
+            case .ack(let ack) where ack.timings.isEmpty && !ack.results.isEmpty: add(ack, message)
+            case .completed(let completed): add(completed, message)
+            default:
+                close()
+                out.append(message)
+            }
+        }
+
+        /// Ends the run being built: a run of one goes as the message it was.
+        mutating func close() {
+            switch open {
+            case .none: return
+            case .single(let message): out.append(message)
+            case .actions(var run):
+                run.entries = entries
+                out.append(.actions(run))
+            case .acks(var run):
+                run.count = UInt32(items)
+                run.digests = digests
+                out.append(.acks(run))
+            case .completions(var run):
+                run.count = UInt32(items)
+                run.elapsedMicros = times
+                run.digests = digests
+                out.append(.completions(run))
+            }
+            open = .none
+            entries = []
+            digests = []
+            times = []
+        }
+
+        private func fits(_ more: Int) -> Bool { items < maxItems && bytes + more <= maxBytes }
+
+        /// The sequence the open run's next message must have.
+        private var nextSequence: UInt64? {
+            switch open {
+            case .none: nil
+            case .single(.action(let first)): first.sequence &+ 1
+            case .single(.ack(let first)): first.sequence &+ 1
+            case .single(.completed(let first)): first.sequence &+ 1
+            case .single: nil
+            case .actions(let run): run.firstSequence &+ UInt64(items)
+            case .acks(let run): run.firstSequence &+ UInt64(items)
+            case .completions(let run): run.firstSequence &+ UInt64(items)
+            }
+        }
+
+        private mutating func start(_ message: Message, bytes: Int) {
+            close()
+            open = .single(message)
+            items = 1
+            self.bytes = bytes
+        }
+
+        private mutating func grow(by more: Int) {
+            items += 1
+            bytes += more
+        }
+
+        private mutating func add(_ action: Message.Action, _ message: Message) {
+            let size = action.payload.count + (action.error?.utf8.count ?? 0) + 8
+            guard fits(size), nextSequence == action.sequence else { return start(message, bytes: size) }
+            switch open {
+            case .single(.action(let first)) where Self.alike(first, action):
+                open = .actions(Message.Actions(
+                    epoch: first.epoch, firstSequence: first.sequence, actionType: first.actionType, plan: first.plan,
+                    traceparent: first.traceparent, entries: []))
+                entries.reserveCapacity(16)
+                entries.append(ActionEntry(payload: first.payload, error: first.error))
+            case .actions(let run)
+            where run.epoch == action.epoch && run.actionType == action.actionType && run.traceparent == action.traceparent
+                && run.plan == action.plan:
+                break
+            default:
+                return start(message, bytes: size)
+            }
+            entries.append(ActionEntry(payload: action.payload, error: action.error))
+            grow(by: size)
+        }
+
+        private mutating func add(_ ack: Message.Ack, _ message: Message) {
+            let size = 8 * ack.results.count
+            guard fits(size), nextSequence == ack.sequence else { return start(message, bytes: size) }
+            switch open {
+            case .single(.ack(let first)) where first.timings.isEmpty && first.epoch == ack.epoch && Self.alike(first.results, ack.results):
+                open = .acks(Message.Acks(
+                    epoch: first.epoch, firstSequence: first.sequence, count: 0, results: first.results.map(\.withoutDigest),
+                    digests: []))
+                digests.reserveCapacity(128)
+                for result in first.results { digests.appendDigest(result.digest) }
+            case .acks(let run) where run.epoch == ack.epoch && Self.alike(run.results, ack.results):
+                break
+            default:
+                return start(message, bytes: size)
+            }
+            for result in ack.results { digests.appendDigest(result.digest) }
+            grow(by: size)
+        }
+
+        private mutating func add(_ completed: Message.Completed, _ message: Message) {
+            let size = 8 + 8 * completed.outcomes.count
+            guard fits(size), nextSequence == completed.sequence else { return start(message, bytes: size) }
+            switch open {
+            case .single(.completed(let first))
+            where first.epoch == completed.epoch && first.actionType == completed.actionType
+                && Self.alike(first.outcomes, completed.outcomes):
+                open = .completions(Message.Completions(
+                    epoch: first.epoch, firstSequence: first.sequence, count: 0, actionType: first.actionType,
+                    outcomes: first.outcomes.map(\.withoutDigest), elapsedMicros: [], digests: []))
+                times.reserveCapacity(128)
+                digests.reserveCapacity(128)
+                times.appendDigest(first.elapsedMicros)
+                for outcome in first.outcomes { digests.appendDigest(outcome.digest) }
+            case .completions(let run)
+            where run.epoch == completed.epoch && run.actionType == completed.actionType && Self.alike(run.outcomes, completed.outcomes):
+                break
+            default:
+                return start(message, bytes: size)
+            }
+            times.appendDigest(completed.elapsedMicros)
+            for outcome in completed.outcomes { digests.appendDigest(outcome.digest) }
+            grow(by: size)
+        }
+
+        private static func alike(_ first: Message.Action, _ other: Message.Action) -> Bool {
+            first.epoch == other.epoch && first.actionType == other.actionType && first.traceparent == other.traceparent
+                && first.plan == other.plan
+        }
+
+        /// The same results but for their digests.
+        private static func alike(_ first: [StoreResult], _ other: [StoreResult]) -> Bool {
+            guard first.count == other.count else { return false }
+            for index in first.indices {
+                let (a, b) = (first[index], other[index])
+                guard a.store == b.store, a.status == b.status, a.message == b.message, a.output == b.output,
+                    a.readDigest == b.readDigest
+                else { return false }
+            }
+            return true
+        }
+
+        /// The same outcomes but for their digests.
+        private static func alike(_ first: [Outcome], _ other: [Outcome]) -> Bool {
+            guard first.count == other.count else { return false }
+            for index in first.indices {
+                let (a, b) = (first[index], other[index])
+                guard a.store == b.store, a.worker == b.worker, a.status == b.status, a.message == b.message else { return false }
+            }
+            return true
+        }
+    }
+}
+
+extension Message {
+    /// Appends the messages this run stands for to `messages`, in order, and says so; a message that is not a run
+    /// appends nothing and answers false.
+    /// - Throws: ``DecodeError`` `badRun` when the run is empty, its counts disagree, a digest it leaves to ``digests``
+    ///   is not 0, or its sequences would pass the largest u64.
+    package func appendExpanded(to messages: inout [Message]) throws(DecodeError) -> Bool {
+        switch self {
+        case .actions(let run):
+            let count = run.entries.count
+            try Self.checkRun(.actions, count: count, first: run.firstSequence)
+            messages.reserveCapacity(messages.count + count)
+            for index in run.entries.indices {
+                messages.append(.action(.init(
+                    epoch: run.epoch, sequence: run.firstSequence + UInt64(index), actionType: run.actionType,
+                    payload: run.entries[index].payload, error: run.entries[index].error, plan: run.plan,
+                    traceparent: run.traceparent)))
+            }
+        case .acks(let run):
+            let count = Int(run.count)
+            try Self.checkRun(.acks, count: count, first: run.firstSequence)
+            guard !run.results.isEmpty, run.results.allSatisfy({ $0.digest == 0 }) else {
+                throw DecodeError(code: .badRun, command: .acks, field: "results", value: run.results.count)
+            }
+            try Self.checkDigests(.acks, run.digests, field: "digests", count: count * run.results.count)
+            messages.reserveCapacity(messages.count + count)
+            var next = 0
+            for index in 0..<count {
+                var results = run.results
+                for position in results.indices {
+                    results[position].digest = run.digests.digest(at: next)
+                    next += 1
+                }
+                messages.append(.ack(.init(epoch: run.epoch, sequence: run.firstSequence + UInt64(index), results: results)))
+            }
+        case .completions(let run):
+            let count = Int(run.count)
+            try Self.checkRun(.completions, count: count, first: run.firstSequence)
+            guard run.outcomes.allSatisfy({ $0.digest == 0 }) else {
+                throw DecodeError(code: .badRun, command: .completions, field: "outcomes", value: run.outcomes.count)
+            }
+            try Self.checkDigests(.completions, run.elapsedMicros, field: "elapsedMicros", count: count)
+            try Self.checkDigests(.completions, run.digests, field: "digests", count: count * run.outcomes.count)
+            messages.reserveCapacity(messages.count + count)
+            var next = 0
+            for index in 0..<count {
+                var outcomes = run.outcomes
+                for position in outcomes.indices {
+                    outcomes[position].digest = run.digests.digest(at: next)
+                    next += 1
+                }
+                messages.append(.completed(.init(
+                    epoch: run.epoch, sequence: run.firstSequence + UInt64(index), actionType: run.actionType,
+                    elapsedMicros: run.elapsedMicros.digest(at: index), outcomes: outcomes)))
+            }
+        default:
+            return false
+        }
+        return true
+    }
+
+    private static func checkRun(_ command: Command, count: Int, first: UInt64) throws(DecodeError) {
+        guard count >= 1 else { throw DecodeError(code: .badRun, command: command, field: "count", value: 0) }
+        guard first <= UInt64.max - UInt64(count - 1) else {
+            throw DecodeError(code: .badRun, command: command, field: "firstSequence", value: count)
+        }
+    }
+
+    private static func checkDigests(_ command: Command, _ bytes: [UInt8], field: String, count: Int) throws(DecodeError) {
+        guard bytes.count == 8 * count else {
+            throw DecodeError(code: .badRun, command: command, field: field, value: bytes.count, limit: 8 * count)
+        }
+    }
+}
+
+extension StoreResult {
+    fileprivate var withoutDigest: StoreResult {
+        var result = self
+        result.digest = 0
+        return result
+    }
+}
+
+extension Outcome {
+    fileprivate var withoutDigest: Outcome {
+        var outcome = self
+        outcome.digest = 0
+        return outcome
+    }
+}
+
+extension [UInt8] {
+    /// Appends `value` as 8 bytes, big-endian: a run's digests and times.
+    fileprivate mutating func appendDigest(_ value: UInt64) {
+        Swift.withUnsafeBytes(of: value.bigEndian) { append(contentsOf: $0) }
+    }
+
+    /// The `index`-th value of 8 bytes, big-endian; the caller checked the length.
+    fileprivate func digest(at index: Int) -> UInt64 {
+        withUnsafeBytes { UInt64(bigEndian: $0.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self)) }
+    }
+}
