@@ -77,18 +77,22 @@ package enum MessageRuns {
 
         private func fits(_ more: Int) -> Bool { items < maxItems && bytes + more <= maxBytes }
 
-        /// The sequence the open run's next message must have.
+        /// The sequence the open run's next message must have; nil when it has none, or would pass the largest u64
+        /// (which a receiver refuses).
         private var nextSequence: UInt64? {
+            let first: UInt64
             switch open {
-            case .none: nil
-            case .single(.action(let first)): first.sequence &+ 1
-            case .single(.ack(let first)): first.sequence &+ 1
-            case .single(.completed(let first)): first.sequence &+ 1
-            case .single: nil
-            case .actions(let run): run.firstSequence &+ UInt64(items)
-            case .acks(let run): run.firstSequence &+ UInt64(items)
-            case .completions(let run): run.firstSequence &+ UInt64(items)
+            case .none: return nil
+            case .single(.action(let action)): first = action.sequence
+            case .single(.ack(let ack)): first = ack.sequence
+            case .single(.completed(let completed)): first = completed.sequence
+            case .single: return nil
+            case .actions(let run): first = run.firstSequence
+            case .acks(let run): first = run.firstSequence
+            case .completions(let run): first = run.firstSequence
             }
+            let (next, overflow) = first.addingReportingOverflow(UInt64(items))
+            return overflow ? nil : next
         }
 
         private mutating func start(_ message: Message, bytes: Int) {
@@ -114,8 +118,8 @@ package enum MessageRuns {
                 entries.reserveCapacity(16)
                 entries.append(ActionEntry(payload: first.payload, error: first.error))
             case .actions(let run)
-            where run.epoch == action.epoch && run.actionType == action.actionType && run.traceparent == action.traceparent
-                && run.plan == action.plan:
+            where run.epoch == action.epoch && run.actionType.hasSameBytes(as: action.actionType)
+                && run.traceparent.hasSameBytes(as: action.traceparent) && run.plan == action.plan:
                 break
             default:
                 return start(message, bytes: size)
@@ -148,7 +152,7 @@ package enum MessageRuns {
             guard fits(size), nextSequence == completed.sequence else { return start(message, bytes: size) }
             switch open {
             case .single(.completed(let first))
-            where first.epoch == completed.epoch && first.actionType == completed.actionType
+            where first.epoch == completed.epoch && first.actionType.hasSameBytes(as: completed.actionType)
                 && Self.alike(first.outcomes, completed.outcomes):
                 open = .completions(Message.Completions(
                     epoch: first.epoch, firstSequence: first.sequence, count: 0, actionType: first.actionType,
@@ -158,7 +162,8 @@ package enum MessageRuns {
                 times.appendDigest(first.elapsedMicros)
                 for outcome in first.outcomes { digests.appendDigest(outcome.digest) }
             case .completions(let run)
-            where run.epoch == completed.epoch && run.actionType == completed.actionType && Self.alike(run.outcomes, completed.outcomes):
+            where run.epoch == completed.epoch && run.actionType.hasSameBytes(as: completed.actionType)
+                && Self.alike(run.outcomes, completed.outcomes):
                 break
             default:
                 return start(message, bytes: size)
@@ -168,9 +173,12 @@ package enum MessageRuns {
             grow(by: size)
         }
 
+        /// Alike: a run repeats the first one's bytes for every message, so its text compares byte for byte (`==`
+        /// on `String` takes canonically equivalent spellings, such as a precomposed and a combining "é", for one).
+        /// Store and worker names are ASCII (BusName).
         private static func alike(_ first: Message.Action, _ other: Message.Action) -> Bool {
-            first.epoch == other.epoch && first.actionType == other.actionType && first.traceparent == other.traceparent
-                && first.plan == other.plan
+            first.epoch == other.epoch && first.actionType.hasSameBytes(as: other.actionType)
+                && first.traceparent.hasSameBytes(as: other.traceparent) && first.plan == other.plan
         }
 
         /// The same results but for their digests.
@@ -178,7 +186,7 @@ package enum MessageRuns {
             guard first.count == other.count else { return false }
             for index in first.indices {
                 let (a, b) = (first[index], other[index])
-                guard a.store == b.store, a.status == b.status, a.message == b.message, a.output == b.output,
+                guard a.store == b.store, a.status == b.status, a.message.hasSameBytes(as: b.message), a.output == b.output,
                     a.readDigest == b.readDigest
                 else { return false }
             }
@@ -190,7 +198,9 @@ package enum MessageRuns {
             guard first.count == other.count else { return false }
             for index in first.indices {
                 let (a, b) = (first[index], other[index])
-                guard a.store == b.store, a.worker == b.worker, a.status == b.status, a.message == b.message else { return false }
+                guard a.store == b.store, a.worker == b.worker, a.status == b.status, a.message.hasSameBytes(as: b.message) else {
+                    return false
+                }
             }
             return true
         }
@@ -296,5 +306,17 @@ extension [UInt8] {
     /// The `index`-th value of 8 bytes, big-endian; the caller checked the length.
     fileprivate func digest(at index: Int) -> UInt64 {
         withUnsafeBytes { UInt64(bigEndian: $0.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self)) }
+    }
+}
+
+extension String {
+    /// Whether the two are the same UTF-8 bytes: what the wire carries. `==` answers true for canonically equivalent
+    /// spellings too, which are different bytes. Compared in place, a word at a time: a run asks it of every message.
+    package func hasSameBytes(as other: String) -> Bool {
+        guard utf8.count == other.utf8.count else { return false }
+        var (mine, theirs) = (self, other)
+        return mine.withUTF8 { first in
+            theirs.withUTF8 { second in sameBytes(UnsafeRawBufferPointer(first), UnsafeRawBufferPointer(second)) }
+        }
     }
 }

@@ -33,6 +33,9 @@ enum BusWorkload {
             controlEndpoint: "inproc://instructions-control", publishEndpoint: "inproc://instructions-publish",
             ackTimeout: .seconds(600), heartbeatInterval: .seconds(60))
         configuration.tickInterval = .seconds(5)
+        // Under callgrind a batch takes longer than the 200 ms after which the coordinator sends an unacknowledged
+        // ACTION again: those re-sends, and the worker's answers to them, came and went from run to run.
+        configuration.firstResend = .seconds(600)
         if durable {
             configuration.dataDirectory = FileManager.default.temporaryDirectory
                 .appendingPathComponent("flux-instructions-\(getpid())").path

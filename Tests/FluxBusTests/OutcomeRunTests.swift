@@ -103,6 +103,37 @@ struct OutcomeRunTests {
         #expect(try Self.served(log, 1...6) == [Self.entry(1), Self.entry(2), Self.entry(3), otherEpoch, otherPlan, Self.entry(6)])
     }
 
+    /// Text that `==` calls equal but whose bytes differ (a precomposed and a combining "é") is not alike: a row keeps
+    /// its first entry's bytes for all, and the action statement keeps its last row's bound text for the next. Every
+    /// entry reads back with its own bytes, which its chain value checks.
+    @Test func canonicallyEquivalentTextKeepsItsOwnBytes() throws {
+        let log = try ActionLog(directory: nil, sync: .off)
+        _ = try log.recover()
+        let spellings = ["caf\u{E9}", "cafe\u{301}", "caf\u{E9}"]
+        #expect(spellings[0] == spellings[1], "Swift's == takes them for one")
+        let actions = spellings.map { BatchAction(actionType: $0, payload: [1], error: $0) }
+        for (offset, action) in actions.enumerated() {
+            log.append(sequence: UInt64(offset + 1), epoch: 1, action: action, origin: spellings[offset], requestID: "", batch: nil,
+                       fingerprint: 0)
+        }
+        try log.flush()
+        let entries = actions.enumerated().map { offset, action in
+            ReplayEntry(epoch: 1, sequence: UInt64(offset + 1), actionType: action.actionType, payload: action.payload,
+                        error: action.error, plan: Self.plan, outputs: [StoreOutput(store: "counter", status: .failed, message: action.actionType)])
+        }
+        for entry in entries { log.complete(entry) }
+        try log.flush()
+        #expect(try Self.rows(log) == [[1, 1], [2, 2], [3, 3]])
+        let served = try Self.served(log, 1...3)
+        #expect(served.map { Array($0.actionType.utf8) } == spellings.map { Array($0.utf8) })
+        #expect(served.map { Array(($0.error ?? "").utf8) } == spellings.map { Array($0.utf8) })
+        #expect(served.map { Array($0.outputs[0].message.utf8) } == spellings.map { Array($0.utf8) })
+        for column in ["actionType", "origin"] {
+            let stored = try log.database.read { db in try String.fetchAll(db, sql: "SELECT \(column) FROM action ORDER BY sequence") }
+            #expect(stored.map { Array($0.utf8) } == spellings.map { Array($0.utf8) }, "\(column)")
+        }
+    }
+
     /// Compaction through the middle of a run keeps the rest of it, which then starts after the compacted sequence.
     @Test func compactionInsideARunKeepsTheRestOfIt() throws {
         let directory = Self.directory()

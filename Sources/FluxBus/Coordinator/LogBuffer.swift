@@ -77,9 +77,18 @@ final class LogBuffer {
 
 extension ReplayEntry {
     /// Whether `other` records the same as this entry but for its sequence and payload: the same epoch, action type,
-    /// error, plan and outputs. A batch's plan is one array, shared, which compares by identity.
+    /// error, plan and outputs, their text byte for byte (the row keeps the first's bytes for all). A batch's plan is
+    /// one array, shared, which compares by identity; store names are ASCII.
     fileprivate func isAlike(_ other: ReplayEntry) -> Bool {
-        epoch == other.epoch && actionType == other.actionType && error == other.error && plan == other.plan
-            && outputs == other.outputs
+        guard epoch == other.epoch, actionType.hasSameBytes(as: other.actionType), plan == other.plan,
+            (error.map { other.error?.hasSameBytes(as: $0) ?? false } ?? (other.error == nil)), outputs.count == other.outputs.count
+        else { return false }
+        for index in outputs.indices {
+            let (mine, theirs) = (outputs[index], other.outputs[index])
+            guard mine.store == theirs.store, mine.status == theirs.status, mine.message.hasSameBytes(as: theirs.message),
+                mine.output == theirs.output
+            else { return false }
+        }
+        return true
     }
 }

@@ -20,6 +20,10 @@ final class LogStatements {
     private var begin: Statement?
     private var commit: Statement?
     private var rollback: Statement?
+    /// The action type and origin the action statement holds bound from its last row: a batch's rows repeat them, and
+    /// binding a text copies it, which cost more than the rest of the row's binding (``RowBinder/text(_:boundBefore:)``).
+    var actionTypeBound: String?
+    var originBound: String?
 
     static let insertActionSQL = """
         INSERT INTO action (sequence, epoch, actionType, payload, error, origin, requestID, batchFirst, batchSize, loggedAt, chain)
@@ -46,7 +50,10 @@ final class LogStatements {
         ORDER BY o.sequence, a.sequence LIMIT ?3
         """
 
-    func action(in db: Database) throws -> Statement { try prepared(&insertAction, Self.insertActionSQL, in: db) }
+    func action(in db: Database) throws -> Statement {
+        if insertAction == nil { (actionTypeBound, originBound) = (nil, nil) }
+        return try prepared(&insertAction, Self.insertActionSQL, in: db)
+    }
     func request(in db: Database) throws -> Statement { try prepared(&insertRequest, Self.insertRequestSQL, in: db) }
     func outcome(in db: Database) throws -> Statement { try prepared(&insertOutcome, Self.insertOutcomeSQL, in: db) }
     func plan(in db: Database) throws -> Statement { try prepared(&insertPlan, Self.insertPlanSQL, in: db) }
@@ -75,6 +82,7 @@ final class LogStatements {
     /// Finalizes every statement, as the connection's close needs.
     func drop() {
         insertAction = nil
+        (actionTypeBound, originBound) = (nil, nil)
         insertRequest = nil
         insertOutcome = nil
         insertPlan = nil

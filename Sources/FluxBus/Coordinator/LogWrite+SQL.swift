@@ -16,10 +16,10 @@ extension LogWrite {
             var row = RowBinder(try statements.action(in: db))
             row.integer(sequence)
             row.integer(epoch)
-            row.text(action.actionType)
+            row.text(action.actionType, boundBefore: &statements.actionTypeBound)
             row.blob(action.payload)
             row.text(action.error)
-            row.text(origin)
+            row.text(origin, boundBefore: &statements.originBound)
             row.text(requestID.isEmpty ? nil : requestID)
             if let batch { row.integer(batch.first) } else { row.null() }
             row.integer(UInt64(batch?.size ?? 0))

@@ -12,9 +12,20 @@ struct RoutingTable {
     }
 
     private var workers: [Key: String] = [:]
+    /// The last routing id looked up and what it named: a batch's ACKs come from one worker, hundreds per message,
+    /// and comparing its few bytes costs less than hashing them again.
+    private var last: (routingID: [UInt8], worker: String?)?
 
     subscript(routingID: [UInt8]) -> String? {
-        get { workers[Key(bytes: routingID)] }
-        set { workers[Key(bytes: routingID)] = newValue }
+        mutating get {
+            if let last, last.routingID == routingID { return last.worker }
+            let worker = workers[Key(bytes: routingID)]
+            last = (routingID, worker)
+            return worker
+        }
+        set {
+            workers[Key(bytes: routingID)] = newValue
+            last = nil
+        }
     }
 }

@@ -1,3 +1,4 @@
+import FluxBusProtocol
 import GRDB
 import GRDBSQLite
 
@@ -35,6 +36,20 @@ struct RowBinder {
             _ = sqlite3_bind_text(statement, index, bytes.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) },
                                   Int32(bytes.count), Self.transient)
         }
+    }
+
+    /// Binds `value` unless `bound` says the statement holds it bound already from its last row (SQLite keeps a
+    /// statement's bindings across resets), and remembers what it bound.
+    mutating func text(_ value: String, boundBefore bound: inout String?) {
+        // Byte for byte: `==` takes canonically equivalent spellings for one, and the row must hold this one's bytes.
+        if let bound, bound.hasSameBytes(as: value) { return index += 1 }
+        index += 1
+        var copy = value
+        let code = copy.withUTF8 { bytes in
+            sqlite3_bind_text(statement, index, bytes.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) },
+                              Int32(bytes.count), Self.transient)
+        }
+        bound = code == SQLITE_OK ? value : nil
     }
 
     mutating func blob(_ value: [UInt8]) {

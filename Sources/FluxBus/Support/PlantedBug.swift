@@ -14,6 +14,9 @@ enum PlantedBug: String, CaseIterable, Sendable {
     /// A worker catching up moves past an entry it replays alone (``WorkerEngine/replayAlone``) without running the
     /// store's handler.
     case workerSkipsWhatItReplaysAlone
+    /// A worker acknowledges a live ACTION it runs alone (``WorkerEngine/runAlone``) as ok without running the store's
+    /// handler.
+    case workerSkipsWhatItRunsAlone
     /// The coordinator publishes actions before their log records are committed.
     case coordinatorPublishesBeforeLogging
     /// The coordinator never runs the log's sync that it defers past publishing: it answers for actions that only
