@@ -7,10 +7,8 @@ package enum MessageRuns {
     /// most `maxItems` messages and about `maxBytes` bytes; every other message as it was, in its place.
     package static func join(_ messages: consuming [Message], maxItems: Int, maxBytes: Int) -> [Message] {
         var joiner = Joiner(maxItems: maxItems, maxBytes: maxBytes)
-        joiner.out.reserveCapacity(min(messages.count, 64))
         for index in messages.indices { joiner.add(messages[index]) }
-        joiner.close()
-        return joiner.out
+        return joiner.take()
     }
 
     /// The run being built: the message that started it, alone until a second one joins; then the run's shared
@@ -23,10 +21,12 @@ package enum MessageRuns {
         case completions(Message.Completions)
     }
 
-    private struct Joiner {
+    /// Joins messages into runs as they come: what ``join(_:maxItems:maxBytes:)`` does, one message at a time, so that
+    /// an engine's outbox never holds the thousand messages a batch's run stands for.
+    package struct Joiner {
         let maxItems: Int
         let maxBytes: Int
-        var out: [Message] = []
+        private var out: [Message] = []
         private var open = Open.none
         private var items = 0
         private var bytes = 0
@@ -35,12 +35,19 @@ package enum MessageRuns {
         private var digests: [UInt8] = []
         private var times: [UInt8] = []
 
-        init(maxItems: Int, maxBytes: Int) {
+        package init(maxItems: Int, maxBytes: Int) {
             self.maxItems = maxItems
             self.maxBytes = maxBytes
         }
 
-        mutating func add(_ message: Message) {
+        /// The messages and runs so far, the open run closed; the joiner starts empty again.
+        package mutating func take() -> [Message] {
+            close()
+            defer { out = [] }
+            return out
+        }
+
+        package mutating func add(_ message: consuming Message) {
             switch message {
             case .action(let action): add(action, message)
             case .ack(let ack) where ack.timings.isEmpty && !ack.results.isEmpty: add(ack, message)
@@ -52,7 +59,7 @@ package enum MessageRuns {
         }
 
         /// Ends the run being built: a run of one goes as the message it was.
-        mutating func close() {
+        private mutating func close() {
             switch open {
             case .none: return
             case .single(let message): out.append(message)

@@ -10,16 +10,21 @@ struct Outbox<Destination: Hashable> {
     static var bundleBytes: Int { 256 << 10 }
 
     private var order: [Destination] = []
-    private var held: [Destination: [Message]] = [:]
+    /// Each destination's messages so far, alike ones of consecutive sequences already joined into runs (ACTIONS,
+    /// ACKS, COMPLETIONS), each within a BUNDLE's limits: the receiver takes them apart into the same messages, in the
+    /// same order.
+    private var held: [Destination: MessageRuns.Joiner] = [:]
     private(set) var count = 0
 
     /// Keeps `message` for `destination` until ``release(codec:)``.
     mutating func hold(_ message: consuming Message, for destination: Destination) {
-        // One lookup, and the destination's list grows in place: this runs for every message an engine sends.
+        // One lookup, and the destination's runs grow in place: this runs for every message an engine sends.
         if let index = held.index(forKey: destination) {
-            held.values[index].append(message)
+            held.values[index].add(message)
         } else {
-            held[destination] = [message]
+            var joiner = MessageRuns.Joiner(maxItems: Self.bundleCount, maxBytes: Self.bundleBytes)
+            joiner.add(message)
+            held[destination] = joiner
             order.append(destination)
         }
         count += 1
@@ -40,10 +45,8 @@ struct Outbox<Destination: Hashable> {
         var out: [Effect] = []
         out.reserveCapacity(order.count)
         for destination in order {
-            var messages = held.removeValue(forKey: destination)!
-            // Alike ACTIONs, ACKs and COMPLETEDs of consecutive sequences go as runs (ACTIONS, ACKS, COMPLETIONS), each
-            // within a BUNDLE's limits: the receiver takes them apart into the same messages, in the same order.
-            if messages.count > 1 { messages = MessageRuns.join(messages, maxItems: Self.bundleCount, maxBytes: Self.bundleBytes) }
+            var joiner = held.removeValue(forKey: destination)!
+            var messages = joiner.take()
             if messages.count == 1 {
                 out.append(effect(destination, messages.removeLast()))
                 continue
