@@ -153,12 +153,9 @@ struct BatchAcrossProcessesTests {
         let first = try await interrupted.value
         #expect(first.status == 3, "the interrupted import should time out: \(first)")
 
-        // What the dead coordinator's log holds: each batch's sequences, and what had not completed.
-        var configuration = Configuration()
-        configuration.readonly = true
-        let rows = try DatabaseQueue(
-            path: cluster.directory.appendingPathComponent("fluxbus-data/log.sqlite").path, configuration: configuration
-        ).read { db in try Row.fetchAll(db, sql: "SELECT a.sequence AS sequence, a.requestID AS requestID, EXISTS (SELECT 1 FROM outcome o WHERE a.sequence BETWEEN o.sequence AND o.last) AS done FROM action a ORDER BY a.sequence") }
+        // What the dead coordinator's log holds, as its restart reads it (its journal too): each batch's sequences,
+        // and what had not completed.
+        let rows = try KilledCoordinatorTests.readLog(cluster)
         let logged = Dictionary(grouping: rows, by: { $0["requestID"] as String }).mapValues { $0.map { $0["sequence"] as UInt64 } }
         let pending = rows.filter { !($0["done"] as Bool) }.map { $0["sequence"] as UInt64 }
         #expect(!pending.isEmpty, "no batch was in flight when the coordinator was killed")

@@ -46,7 +46,7 @@ struct KilledCoordinatorTests {
         let log = try ActionLog(directory: copy.path, sync: .off)
         _ = try log.recover()
         return try log.database.read { db in
-            try Row.fetchAll(db, sql: "SELECT a.sequence AS sequence, a.requestID AS requestID, EXISTS (SELECT 1 FROM outcome o WHERE a.sequence BETWEEN o.sequence AND o.last) AS done FROM action a ORDER BY a.sequence")
+            try LoggedActions.rows(db)
         }
     }
 

@@ -35,6 +35,7 @@ struct LogJournalTests {
         let queue = try DatabaseQueue(path: directory.appendingPathComponent(ActionLog.fileName).path)
         return try queue.read { db in
             try ["SELECT sequence, epoch, actionType, hex(payload), requestID, chain FROM action ORDER BY sequence",
+                 "SELECT first, last, epoch, origin, requestID, batchFirst, batchSize, hex(actions) FROM action_run ORDER BY first",
                  "SELECT sequence, last, hex(entry) FROM outcome ORDER BY sequence",
                  "SELECT sequence, requestID, hex(result), fingerprint FROM request ORDER BY sequence",
                  "SELECT request, actionType, steps FROM plan ORDER BY request",

@@ -14,12 +14,14 @@ import Testing
 struct LogReadFailureTests {
     static let action = BatchAction(actionType: "counter.add", payload: Array(#"{"by":1}"#.utf8))
 
-    /// A log on disk holding #1 and #2 of request `r1`, both completed ok, and r1's answer.
-    static func completedLog(in directory: URL) throws -> ActionLog {
+    /// A log on disk holding #1 and #2 of request `r1`, both completed ok, and r1's answer: two actions of a batch (one
+    /// row of `action_run`), or, not `batched`, two DISPATCHes of the same id (a row of `action` each).
+    static func completedLog(in directory: URL, batched: Bool = true) throws -> ActionLog {
         let log = try ActionLog(directory: directory.path, sync: .off)
         _ = try log.recover()
         for sequence in UInt64(1)...2 {
-            log.append(sequence: sequence, epoch: 1, action: action, origin: "test", requestID: "r1", batch: (1, 3), fingerprint: 7)
+            log.append(sequence: sequence, epoch: 1, action: action, origin: "test", requestID: "r1", batch: batched ? (1, 3) : nil,
+                       fingerprint: 7)
             log.complete(ReplayEntry(
                 epoch: 1, sequence: sequence, actionType: action.actionType, payload: action.payload, plan: [],
                 outputs: [StoreOutput(store: "counter", status: .ok)]))
@@ -47,11 +49,13 @@ struct LogReadFailureTests {
 
     /// Runs `body` with an engine started over a completed log, as a restarted coordinator is, the log damaged by
     /// `sql` first when it is given.
-    static func withRestartedEngine(damagedBy sql: String?, _ body: (CoordinatorEngine, LoggedLines) throws -> Void) throws {
+    static func withRestartedEngine(
+        damagedBy sql: String?, batched: Bool = true, _ body: (CoordinatorEngine, LoggedLines) throws -> Void
+    ) throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fluxbus-reads-\(UUID().uuidString.prefix(8))")
         defer { try? FileManager.default.removeItem(at: directory) }
         do {
-            let log = try completedLog(in: directory)
+            let log = try completedLog(in: directory, batched: batched)
             if let sql { try log.database.inDatabase { db in try db.execute(sql: sql) } }
         }
         let log = try ActionLog(directory: directory.path, sync: .off)
@@ -140,10 +144,25 @@ struct LogReadFailureTests {
     /// A payload changed on disk after it was logged (bit rot that SQLite's own checks pass) no longer gives the chain
     /// value logged with it: the entry is not served, and a client's FETCH of it is refused. Served, it replayed as an
     /// action nobody sent (a probe: `{"by":1000}` written over a `{"by":1}`, and a joining replica's counter at 1004).
-    @Test("an entry changed on disk after it was logged is not served", arguments: [false, true])
-    func anEntryThatDoesNotMatchItsChainIsNotServed(damaged: Bool) throws {
-        let sql = damaged ? #"UPDATE action SET payload = CAST('{"by":1000}' AS BLOB) WHERE sequence = 2"# : nil
-        try Self.withRestartedEngine(damagedBy: sql) { engine, _ in
+    /// #2's payload becomes `{"by":1000}` in the row of its batch's run (its own: the completion between the two
+    /// actions starts a new run), its chain value kept: the row still reads as an action, but not as the one the chain
+    /// was computed over.
+    static var damagedRun: String {
+        let changed = BatchAction(actionType: action.actionType, payload: Array(#"{"by":1000}"#.utf8))
+        let chain = LogChain.next(after: LogChain.next(after: 0, sequence: 1, action: action), sequence: 2, action: action)
+        let bytes = ActionRun.encoded([(changed, chain)])
+        return "UPDATE action_run SET actions = X'\(bytes.map { String(format: "%02x", $0) }.joined())' WHERE first = 2"
+    }
+
+    @Test("an entry changed on disk after it was logged is not served", arguments: ["intact", "a batch's run", "a dispatch's row"])
+    func anEntryThatDoesNotMatchItsChainIsNotServed(where damage: String) throws {
+        let damaged = damage != "intact"
+        let sql: String? = switch damage {
+        case "a batch's run": Self.damagedRun
+        case "a dispatch's row": #"UPDATE action SET payload = CAST('{"by":1000}' AS BLOB) WHERE sequence = 2"#
+        default: nil
+        }
+        try Self.withRestartedEngine(damagedBy: sql, batched: damage != "a dispatch's row") { engine, _ in
             if damaged {
                 // Both ways of reading entries check the chain: as values, and as the bytes FETCH serves.
                 for error in [

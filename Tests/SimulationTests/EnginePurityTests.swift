@@ -13,7 +13,7 @@ struct EnginePurityTests {
     static func engineFiles() throws -> [URL] {
         let shells: Set<String> = [
             "Coordinator.swift", "CoordinatorShell.swift", "ActionLog.swift", "ActionLog+Decisions.swift", "ActionLog+Reading.swift", "ActionLog+Snapshots.swift", "ActionLog+Journal.swift", "ActionLog+Sync.swift", "LogJournal.swift", "DirectoryLock.swift", "LogMark.swift", "LogSchema.swift",
-            "RowBinder.swift", "LogStatements.swift", "LogWrite+SQL.swift",
+            "RowBinder.swift", "LogStatements.swift", "LogWrite+SQL.swift", "StoredActions.swift",
             "Worker.swift", "Worker+State.swift", "WorkerShell.swift", "LivenessGuard.swift", "Checkpoint.swift", "Journal.swift",
             "HandlerCrashMarker.swift", "AwaitedHandler.swift",
         ]

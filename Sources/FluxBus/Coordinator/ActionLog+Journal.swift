@@ -16,18 +16,19 @@ extension ActionLog {
         journaledRecords >= Self.journaledRecordsBeforeApplying || journaledBytes >= Self.journaledBytesBeforeApplying
     }
 
-    /// The most writes a journaled commit holds: a lock-step dispatch's commit has five. A larger one (a batch's, or
-    /// many requests') already shares its SQLite transaction among many writes, and journaling it first only added
-    /// work: 7,000 instructions a batched action (callgrind, `FluxInstructions batch 20000 durable`).
+    /// The most writes a journaled commit holds: a lock-step dispatch's commit has five, a batch's a handful (its
+    /// actions are one write, ``ActionRun``). A larger one (many requests') already shares its SQLite transaction among
+    /// many writes, and journaling it first only added work: 7,000 instructions a batched action when each of a
+    /// batch's actions was a write of its own (callgrind, `FluxInstructions batch 20000 durable`).
     static let journaledWritesAtMost = 64
 
     /// The buffered writes as one journal record, and the time of their commit, when a publication waits for them (an
     /// ACTION for its action, a RELEASE for its decision), they are few, they all go to the journal, and the record
     /// takes at most a quarter of it; nil sends them to SQLite directly (outcomes and answers alone, snapshots,
-    /// compaction, batches).
+    /// compaction, a batch too large for the journal).
     func journalRecord() -> (body: [UInt8], at: Double)? {
         guard let journal, buffer.writes.count <= Self.journaledWritesAtMost,
-            buffer.writes.contains(where: { switch $0 { case .action, .decision: true; default: false } }),
+            buffer.writes.contains(where: { switch $0 { case .action, .actions, .decision: true; default: false } }),
             actionsFollowInOrder(buffer.writes)
         else { return nil }
         let now = Date().timeIntervalSince1970
@@ -57,15 +58,18 @@ extension ActionLog {
     /// Whether the actions among `writes` come after the last one committed, in order.
     private func actionsFollowInOrder(_ writes: [LogWrite]) -> Bool {
         var last = lastCommittedAction
-        for case .action(let sequence, _, _, _, _, _, _, _) in writes {
-            guard sequence > last else { return false }
-            last = sequence
+        for write in writes {
+            guard let sequences = write.loggedSequences else { continue }
+            guard sequences.lowerBound > last else { return false }
+            last = sequences.upperBound
         }
         return true
     }
 
     func noteActions(in writes: [LogWrite]) {
-        for case .action(let sequence, _, _, _, _, _, _, _) in writes { lastCommittedAction = max(lastCommittedAction, sequence) }
+        for write in writes {
+            if let sequences = write.loggedSequences { lastCommittedAction = max(lastCommittedAction, sequences.upperBound) }
+        }
     }
 
     /// Has SQLite apply the journaled writes it does not hold yet, in one transaction. Before every read of SQLite, at

@@ -51,11 +51,11 @@ extension ActionLog {
     func entries(in range: ClosedRange<UInt64>, maximum: Int) throws -> [ReplayEntry] {
         var entries: [ReplayEntry] = []
         entries.reserveCapacity(min(maximum, 4_096))
-        try forEachEntryRow(in: range, maximum: maximum) { statement in
-            var entry = try Self.column(0, of: statement) { try codec.decodeEntry($0) }
-            entry.sequence = Self.sequence(of: statement)
-            entry.payload = Self.column(1, of: statement) { Array($0) }
-            try Self.checkChain(sequence: entry.sequence, actionType: entry.actionType, statement) {
+        try forEachEntry(in: range, maximum: maximum) { row, action, previous in
+            var entry = try codec.decodeEntry(row)
+            entry.sequence = action.sequence
+            entry.payload = Array(action.payload)
+            try Self.checkChain(action, previous: previous) {
                 LogChain.next(after: $0, sequence: entry.sequence, actionType: entry.actionType, payload: entry.payload, error: entry.error)
             }
             entries.append(entry)
@@ -67,62 +67,65 @@ extension ActionLog {
     /// decoded into values. This serves every FETCH of a replica catching up.
     func encodedEntries(in range: ClosedRange<UInt64>, maximum: Int) throws -> EncodedEntries {
         var splicer = EntrySplicer(limits: codec.limits)
-        try forEachEntryRow(in: range, maximum: maximum) { statement in
-            let spliced = try Self.column(0, of: statement) { row in
-                try Self.column(1, of: statement) { payload in
-                    try splicer.append(row: row, payload: payload, sequence: Self.sequence(of: statement))
-                }
-            }
-            try Self.checkChain(sequence: spliced.sequence, actionType: spliced.actionType, statement) {
-                splicer.chain(of: spliced, after: $0)
-            }
+        try forEachEntry(in: range, maximum: maximum) { row, action, previous in
+            let spliced = try splicer.append(row: row, payload: action.payload, sequence: action.sequence)
+            try Self.checkChain(action, previous: previous) { splicer.chain(of: spliced, after: $0) }
         }
         return splicer.entries
     }
 
-    /// Steps through the completed entries in `range`, oldest first, at most `maximum`, through SQLite's C API: GRDB's
-    /// rows boxed and copied each column of each entry on the way. Columns: the entry (its run's first), the payload,
-    /// its chain value, the chain value before it, its sequence.
-    private func forEachEntryRow(in range: ClosedRange<UInt64>, maximum: Int, _ row: (SQLiteStatement) throws -> Void) throws {
+    /// Calls `body` with each completed entry in `range`, oldest first, at most `maximum`: the entry of the outcome row
+    /// that covers it (its run's first, with an empty payload), the action's row, and the chain value of the action
+    /// before it when the log holds that one (0 before #1). Outcome rows and actions are both read in key order, and
+    /// nothing is sorted or copied.
+    private func forEachEntry(
+        in range: ClosedRange<UInt64>, maximum: Int,
+        _ body: (UnsafeBufferPointer<UInt8>, StoredActions.Action, _ previous: UInt64?) throws -> Void
+    ) throws {
+        guard maximum > 0 else { return }
         try applyJournal()
         try database.inDatabase { db in
-            let statement = try statements.entries(in: db).sqliteStatement
+            let outcomes = try statements.entries(in: db).sqliteStatement
             // Reset after every use, however it ends: a statement left mid-step would hold its read open.
-            defer { sqlite3_reset(statement) }
-            sqlite3_bind_int64(statement, 1, Int64(bitPattern: range.lowerBound))
-            sqlite3_bind_int64(statement, 2, Int64(bitPattern: range.upperBound))
-            sqlite3_bind_int64(statement, 3, Int64(maximum))
-            while true {
-                switch sqlite3_step(statement) {
-                case SQLITE_DONE:
-                    return
+            defer { sqlite3_reset(outcomes) }
+            sqlite3_bind_int64(outcomes, 1, Int64(clamping: range.lowerBound))
+            sqlite3_bind_int64(outcomes, 2, Int64(clamping: range.upperBound))
+            var covering: ClosedRange<UInt64>?
+            func nextOutcome() throws {
+                switch sqlite3_step(outcomes) {
                 case SQLITE_ROW:
-                    try row(statement)
+                    let (first, last) = (UInt64(bitPattern: sqlite3_column_int64(outcomes, 0)), UInt64(bitPattern: sqlite3_column_int64(outcomes, 1)))
+                    guard last >= first else { throw LogDamage(detail: "the outcomes recorded from #\(first) end before it, at #\(last)") }
+                    covering = first...last
+                case SQLITE_DONE:
+                    covering = nil
                 case let code:
                     throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
                 }
             }
+            try nextOutcome()
+            var served = 0
+            var previous: (sequence: UInt64, chain: UInt64?)?
+            // From the action before the range, for its chain value.
+            try forEachStoredAction(in: max(range.lowerBound, 1) - 1...range.upperBound, db) { action in
+                defer { previous = (action.sequence, action.chain) }
+                guard served < maximum, action.sequence >= range.lowerBound else { return }
+                while let run = covering, run.upperBound < action.sequence { try nextOutcome() }
+                guard let run = covering, run.contains(action.sequence) else { return }
+                let before = action.sequence == 1 ? 0 : previous.flatMap { $0.sequence + 1 == action.sequence ? $0.chain : nil }
+                try Self.column(2, of: outcomes) { row in try body(row, action, before) }
+                served += 1
+            }
         }
     }
 
-    /// An entry whose fields do not give the chain value logged with them was changed on disk after it was written
-    /// (SQLite's own checks pass a flipped bit in a payload): served, it would replay as an action nobody sent. The
-    /// check needs the predecessor's value, which compaction may have dropped; sequence 1 follows 0.
+    /// An entry whose fields do not give the chain value logged with its action was changed on disk after it was
+    /// written (SQLite's own checks pass a flipped bit in a payload): served, it would replay as an action nobody sent.
+    /// The check needs the predecessor's value, which compaction may have dropped; sequence 1 follows 0.
     /// - Parameter chain: the entry's chain value after a given previous one.
-    private static func checkChain(
-        sequence: UInt64, actionType: String, _ statement: SQLiteStatement, chain: (UInt64) -> UInt64
-    ) throws {
-        guard sqlite3_column_type(statement, 2) != SQLITE_NULL else { return }
-        let previous: UInt64
-        if sqlite3_column_type(statement, 3) != SQLITE_NULL {
-            previous = UInt64(bitPattern: sqlite3_column_int64(statement, 3))
-        } else if sequence == 1 {
-            previous = 0
-        } else {
-            return
-        }
-        guard chain(previous) != UInt64(bitPattern: sqlite3_column_int64(statement, 2)) else { return }
-        throw BusError(code: .storage, message: "the log's entry #\(sequence) (`\(actionType)`) does not match its "
+    private static func checkChain(_ action: StoredActions.Action, previous: UInt64?, chain: (UInt64) -> UInt64) throws {
+        guard let logged = action.chain, let previous, chain(previous) != logged else { return }
+        throw BusError(code: .storage, message: "the log's entry #\(action.sequence) (`\(action.type)`) does not match its "
             + "chain value: its row was changed or damaged on disk after it was written, so it is not served; restore the "
             + "log from a backup (docs/OPERATIONS.md, section 11)")
     }
@@ -135,11 +138,6 @@ extension ActionLog {
         } catch {
             throw LogDamage(detail: "the recorded declaration of store `\(store)` does not decode (\(error))")
         }
-    }
-
-    /// The entry's sequence, column 4: its row's entry may be the first of a run of completions.
-    private static func sequence(of statement: SQLiteStatement) -> UInt64 {
-        UInt64(bitPattern: sqlite3_column_int64(statement, 4))
     }
 
     /// A blob column of the current row, read in place.

@@ -160,21 +160,28 @@ final class ActionLog: BufferedLog {
 
     private func read(_ db: Database) throws -> (LogRecovery, LogContinuity.Holding, UInt64) {
         var recovered = LogRecovery()
-        recovered.lastSequence = try UInt64.fetchOne(db, sql: "SELECT MAX(sequence) FROM action") ?? 0
+        // Actions are in `action`, a row each, and in `action_run`, a row per run of a batch's actions (v12).
+        recovered.lastSequence = max(
+            try UInt64.fetchOne(db, sql: "SELECT MAX(sequence) FROM action") ?? 0,
+            try UInt64.fetchOne(db, sql: "SELECT last FROM action_run ORDER BY first DESC LIMIT 1") ?? 0)
         recovered.lastCompleted = try UInt64.fetchOne(db, sql: "SELECT last FROM outcome ORDER BY sequence DESC LIMIT 1") ?? 0
         recovered.lastEpoch = try UInt64.fetchOne(db, sql: "SELECT MAX(epoch) FROM epoch") ?? 0
-        let oldest = try UInt64.fetchOne(db, sql: "SELECT MIN(sequence) FROM action")
-        let rows = try Row.fetchAll(db, sql: """
-            SELECT a.sequence, a.actionType, a.payload, a.error, a.requestID, a.batchFirst, a.batchSize, r.fingerprint
-            FROM action a LEFT JOIN request r ON r.sequence = COALESCE(a.batchFirst, a.sequence) AND r.requestID = a.requestID
-            WHERE a.sequence > ? ORDER BY a.sequence
-            """, arguments: [recovered.lastCompleted])
-        for row in rows {
+        let oldest = [
+            try UInt64.fetchOne(db, sql: "SELECT MIN(sequence) FROM action"),
+            try UInt64.fetchOne(db, sql: "SELECT MIN(first) FROM action_run"),
+        ].compactMap { $0 }.min()
+        var fingerprints: [UInt64: UInt64?] = [:]
+        try forEachStoredAction(in: recovered.lastCompleted + 1...UInt64.max, db) { stored in
+            let request = stored.batchFirst ?? stored.sequence
+            if fingerprints[request] == nil {
+                // Kept even when nil (a request from before fingerprints): asked once per request, not per action.
+                fingerprints.updateValue(try Int64.fetchOne(
+                    db, sql: "SELECT fingerprint FROM request WHERE sequence = ? AND requestID = ?", arguments: [request, stored.requestID]
+                ).map { UInt64(bitPattern: $0) }, forKey: request)
+            }
             recovered.addPending(
-                sequence: row["sequence"],
-                action: BatchAction(actionType: row["actionType"], payload: [UInt8](row["payload"] as Data), error: row["error"]),
-                requestID: row["requestID"] ?? "", batchFirst: row["batchFirst"], batchSize: row["batchSize"],
-                fingerprint: (row["fingerprint"] as Int64?).map { UInt64(bitPattern: $0) })
+                sequence: stored.sequence, action: stored.batchAction, requestID: stored.requestID, batchFirst: stored.batchFirst,
+                batchSize: stored.batchSize, fingerprint: fingerprints[request] ?? nil)
         }
         try readDecisionsAndPlans(db, into: &recovered)
         // In the order first seen: the stores of one commit share its time, and their rows follow each other.
@@ -201,7 +208,8 @@ final class ActionLog: BufferedLog {
         let oldestRetained = oldest ?? recovered.lastSequence + 1
         buffer.recovered(recovered, oldestRetained: oldestRetained, snapshots: snapshots)
         let busID = try String.fetchOne(db, sql: "SELECT id FROM bus LIMIT 1")
-        let tail = try Int64.fetchOne(db, sql: "SELECT chain FROM action ORDER BY sequence DESC LIMIT 1").map { UInt64(bitPattern: $0) }
+        var tail: UInt64?
+        try forEachStoredAction(in: recovered.lastSequence...recovered.lastSequence, db) { tail = $0.chain }
         // A log with actions and no bus row was written by a FluxBus without identities: its first start adopts it.
         let holding = LogContinuity.Holding(
             busID: busID ?? (recovered.lastSequence > 0 ? "" : nil), lastSequence: recovered.lastSequence, oldestRetained: oldestRetained)
@@ -212,11 +220,20 @@ final class ActionLog: BufferedLog {
     func loggedEntry(at sequence: UInt64) throws -> LoggedEntry? {
         try applyJournal()
         return try database.inDatabase { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT chain, epoch FROM action WHERE sequence = ?", arguments: [sequence]),
-                let chain = row["chain"] as Int64?
-            else { return nil }
-            return LoggedEntry(chain: UInt64(bitPattern: chain), epoch: UInt64(bitPattern: row["epoch"]))
+            var entry: LoggedEntry?
+            try forEachStoredAction(in: sequence...sequence, db) { stored in
+                entry = stored.chain.map { LoggedEntry(chain: $0, epoch: stored.epoch) }
+            }
+            return entry
         }
+    }
+
+    /// Calls `body` with each action the log holds in `range`, oldest first, from both of its tables (``StoredActions``);
+    /// each is valid only during its call.
+    func forEachStoredAction(in range: ClosedRange<UInt64>, _ db: Database, _ body: (StoredActions.Action) throws -> Void) throws {
+        var actions = try StoredActions(db, statements: statements, in: range)
+        defer { actions.finish() }
+        while let action = try actions.next(db) { try body(action) }
     }
 
     // MARK: - Writing (the rest is ``BufferedLog``'s)

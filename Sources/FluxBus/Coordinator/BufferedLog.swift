@@ -29,9 +29,14 @@ extension BufferedLog {
         fingerprint: UInt64
     ) {
         let chain = identity.appended(sequence: sequence, action: action)
-        buffer.add(.action(
+        guard let batch else {
+            return buffer.add(.action(
+                sequence: sequence, epoch: epoch, action: action, origin: origin, requestID: requestID, batch: nil, chain: chain,
+                fingerprint: fingerprint))
+        }
+        buffer.addBatchAction(
             sequence: sequence, epoch: epoch, action: action, origin: origin, requestID: requestID, batch: batch, chain: chain,
-            fingerprint: fingerprint))
+            fingerprint: fingerprint)
     }
 
     /// Records a completed dispatch's entry, for replay: without its payload, which the action's record holds already.

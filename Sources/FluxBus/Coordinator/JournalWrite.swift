@@ -17,6 +17,8 @@ enum JournalWrite {
         /// A run of completions (``LogWrite/completion(_:last:)``): its last sequence, then the first's entry. A
         /// `completion` written before runs is a run of one.
         case completions
+        /// A batch's run of actions (``ActionRun``): what the run shares, then each action with its chain value.
+        case actions
     }
 
     /// The writes as a record's body; nil when one of them is not journaled.
@@ -44,6 +46,22 @@ enum JournalWrite {
                 out.u64(UInt64(batch?.size ?? 0))
                 out.u64(chain)
                 out.u64(fingerprint)
+            case .actions(let run):
+                out.kind(.actions)
+                out.u64(run.first)
+                out.u64(run.epoch)
+                out.string(run.origin)
+                out.string(run.requestID)
+                out.u64(run.batchFirst)
+                out.u64(UInt64(run.batchSize))
+                out.u64(run.fingerprint)
+                out.u32(run.actions.count)
+                for (action, chain) in zip(run.actions, run.chains) {
+                    out.string(action.actionType)
+                    out.data(action.payload)
+                    out.optionalString(action.error)
+                    out.u64(chain)
+                }
             case .completion(let entry, let last):
                 out.kind(.completions)
                 out.u64(last)
@@ -114,6 +132,18 @@ enum JournalWrite {
                 writes.append(.action(
                     sequence: sequence, epoch: epoch, action: action, origin: origin, requestID: requestID,
                     batch: batched ? (first, Int(size)) : nil, chain: chain, fingerprint: fingerprint))
+            case .actions:
+                let (first, epoch, origin, requestID) = (try input.u64(), try input.u64(), try input.string(), try input.string())
+                let (batchFirst, batchSize, fingerprint) = (try input.u64(), try input.u64(), try input.u64())
+                var run = ActionRun(
+                    first: first, epoch: epoch, origin: origin, requestID: requestID, batch: (batchFirst, Int(batchSize)),
+                    fingerprint: fingerprint)
+                for _ in 0..<(try input.count()) {
+                    let action = BatchAction(actionType: try input.string(), payload: try input.data(), error: try input.optionalString())
+                    run.append(action, chain: try input.u64())
+                }
+                guard !run.actions.isEmpty else { throw LogDamage(detail: "a run of no actions") }
+                writes.append(.actions(run))
             case .completion:
                 let entry = try input.entry(codec)
                 writes.append(.completion(entry, last: entry.sequence))

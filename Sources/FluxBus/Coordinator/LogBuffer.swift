@@ -22,6 +22,27 @@ final class LogBuffer {
         writes.append(write)
     }
 
+    /// Adds one action of a batch: to the run written just before it when it is that run's next action (the batch's
+    /// actions are logged one after another), else as a run of its own.
+    func addBatchAction(
+        sequence: UInt64, epoch: UInt64, action: BatchAction, origin: String, requestID: String, batch: (first: UInt64, size: Int),
+        chain: UInt64, fingerprint: UInt64
+    ) {
+        if firstUnflushedAction == nil { firstUnflushedAction = sequence }
+        if let index = writes.indices.last, case .actions(var run) = writes[index],
+            run.continues(sequence: sequence, epoch: epoch, origin: origin, batch: batch, action: action)
+        {
+            // Moved out, grown, put back: grown in place while the array still held it, the run's lists would copy.
+            writes[index] = .epoch(0)
+            run.append(action, chain: chain)
+            writes[index] = .actions(run)
+            return
+        }
+        var run = ActionRun(first: sequence, epoch: epoch, origin: origin, requestID: requestID, batch: batch, fingerprint: fingerprint)
+        run.append(action, chain: chain)
+        writes.append(.actions(run))
+    }
+
     /// Adds a completed dispatch's entry, without its payload: to the completion written just before it when that ends
     /// at the sequence before and their entries are alike but for sequence and payload (a batch's, nearly always),
     /// else as a write of its own.

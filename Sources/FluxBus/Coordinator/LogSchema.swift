@@ -5,7 +5,7 @@ import GRDB
 /// The log's tables, as GRDB migrations: v1 the first release, v2 the bus's identity, the chain, request
 /// fingerprints, and outcomes in a table of their own; v3 decisions and plans; v4 snapshots' bytes in chunks; v5
 /// poison marks; v6 stores' histories; v7 snapshots' log chains; v8 requests keyed by sequence; v9 the journal's place;
-/// v10 stores' declarations; v11 outcome rows that hold runs of completions.
+/// v10 stores' declarations; v11 outcome rows that hold runs of completions; v12 a batch's actions in rows of runs.
 enum LogSchema {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -213,6 +213,25 @@ enum LogSchema {
             try db.execute(sql: """
                 ALTER TABLE outcome ADD COLUMN last INTEGER NOT NULL DEFAULT 0;
                 UPDATE outcome SET last = sequence;
+                """)
+        }
+        // v12: a batch's actions in rows of their own, each holding consecutive actions of one batch from its `first`
+        // sequence through its `last` (ActionRun, which says how `actions` lays them out): one row for a thousand
+        // actions rather than a thousand rows of `action`, which keeps DISPATCH's single actions. A log from before
+        // keeps its batches' actions in `action`; the log reads both tables.
+        migrator.registerMigration("v12") { db in
+            try db.execute(sql: """
+                CREATE TABLE action_run (
+                    first INTEGER PRIMARY KEY,
+                    last INTEGER NOT NULL,
+                    epoch INTEGER NOT NULL,
+                    origin TEXT NOT NULL,
+                    requestID TEXT,
+                    batchFirst INTEGER NOT NULL,
+                    batchSize INTEGER NOT NULL,
+                    loggedAt REAL NOT NULL,
+                    actions BLOB NOT NULL
+                );
                 """)
         }
         return migrator

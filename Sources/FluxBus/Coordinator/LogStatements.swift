@@ -10,12 +10,15 @@ import GRDBSQLite
 /// `inDatabase`); ``ActionLog`` drops them before its connection closes.
 final class LogStatements {
     private var insertAction: Statement?
+    private var insertActionRun: Statement?
     private var insertRequest: Statement?
     private var insertOutcome: Statement?
     private var insertPlan: Statement?
     private var upsertAnswer: Statement?
     private var insertDecision: Statement?
     private var selectEntries: Statement?
+    private var selectSingles: Statement?
+    private var selectRuns: Statement?
     private var updateJournal: Statement?
     private var begin: Statement?
     private var commit: Statement?
@@ -29,6 +32,10 @@ final class LogStatements {
         INSERT INTO action (sequence, epoch, actionType, payload, error, origin, requestID, batchFirst, batchSize, loggedAt, chain)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         """
+    static let insertActionRunSQL = """
+        INSERT INTO action_run (first, last, epoch, origin, requestID, batchFirst, batchSize, loggedAt, actions)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+        """
     static let insertRequestSQL = "INSERT OR REPLACE INTO request (requestID, sequence, fingerprint, actionType) VALUES (?, ?, ?, ?)"
     static let insertOutcomeSQL = "INSERT OR REPLACE INTO outcome (sequence, last, entry, completedAt) VALUES (?, ?, ?, ?)"
     static let insertPlanSQL = "INSERT OR REPLACE INTO plan (request, actionType, steps) VALUES (?, ?, ?)"
@@ -38,28 +45,27 @@ final class LogStatements {
         """
     static let updateJournalSQL = "UPDATE journal SET generation = ?, counter = ? WHERE id = 0"
     static let insertDecisionSQL = "INSERT OR IGNORE INTO decision (sequence, store, status, message, output) VALUES (?, ?, ?, ?, ?)"
-    /// Each entry with its chain value and its predecessor's, so that what is served is checked against the chain,
-    /// and its sequence: an outcome row covers its sequence through `last`, each with the row's entry. The rows are
-    /// read from the one holding the range's first sequence, in key order, and each one's actions in theirs: SQLite
-    /// steps both primary keys and sorts nothing.
+    /// The outcome rows covering a range of sequences, each a run from its sequence through `last` with the entry of
+    /// its first: read from the one holding the range's first sequence, in key order (they do not overlap).
     static let selectEntriesSQL = """
-        SELECT o.entry, a.payload, a.chain, p.chain, a.sequence FROM outcome o
-        JOIN action a ON a.sequence BETWEEN MAX(o.sequence, ?1) AND MIN(o.last, ?2)
-        LEFT JOIN action p ON p.sequence = a.sequence - 1
-        WHERE o.sequence >= COALESCE((SELECT MAX(sequence) FROM outcome WHERE sequence <= ?1), 0) AND o.sequence <= ?2
-        ORDER BY o.sequence, a.sequence LIMIT ?3
+        SELECT sequence, last, entry FROM outcome
+        WHERE sequence >= COALESCE((SELECT MAX(sequence) FROM outcome WHERE sequence <= ?1), 0) AND sequence <= ?2
+        ORDER BY sequence
         """
 
     func action(in db: Database) throws -> Statement {
         if insertAction == nil { (actionTypeBound, originBound) = (nil, nil) }
         return try prepared(&insertAction, Self.insertActionSQL, in: db)
     }
+    func actionRun(in db: Database) throws -> Statement { try prepared(&insertActionRun, Self.insertActionRunSQL, in: db) }
     func request(in db: Database) throws -> Statement { try prepared(&insertRequest, Self.insertRequestSQL, in: db) }
     func outcome(in db: Database) throws -> Statement { try prepared(&insertOutcome, Self.insertOutcomeSQL, in: db) }
     func plan(in db: Database) throws -> Statement { try prepared(&insertPlan, Self.insertPlanSQL, in: db) }
     func answer(in db: Database) throws -> Statement { try prepared(&upsertAnswer, Self.upsertAnswerSQL, in: db) }
     func decision(in db: Database) throws -> Statement { try prepared(&insertDecision, Self.insertDecisionSQL, in: db) }
     func entries(in db: Database) throws -> Statement { try prepared(&selectEntries, Self.selectEntriesSQL, in: db) }
+    func storedSingles(in db: Database) throws -> Statement { try prepared(&selectSingles, StoredActions.singlesSQL, in: db) }
+    func storedRuns(in db: Database) throws -> Statement { try prepared(&selectRuns, StoredActions.runsSQL, in: db) }
     func journal(in db: Database) throws -> Statement { try prepared(&updateJournal, Self.updateJournalSQL, in: db) }
 
     /// Runs `body` in one transaction of `db`, which must have none open (a connection used through
@@ -82,6 +88,7 @@ final class LogStatements {
     /// Finalizes every statement, as the connection's close needs.
     func drop() {
         insertAction = nil
+        insertActionRun = nil
         (actionTypeBound, originBound) = (nil, nil)
         insertRequest = nil
         insertOutcome = nil
@@ -89,6 +96,8 @@ final class LogStatements {
         upsertAnswer = nil
         insertDecision = nil
         selectEntries = nil
+        selectSingles = nil
+        selectRuns = nil
         updateJournal = nil
         begin = nil
         commit = nil

@@ -34,6 +34,28 @@ extension LogWrite {
                 request.text(action.actionType)
                 try request.run(in: db)
             }
+        case .actions(let run):
+            // A batch's actions in one row (ActionRun): one b-tree insert for them all, where a row each cost SQLite
+            // more than everything else the coordinator does for a batched action.
+            var row = RowBinder(try statements.actionRun(in: db))
+            row.integer(run.first)
+            row.integer(run.last)
+            row.integer(run.epoch)
+            row.text(run.origin)
+            row.text(run.requestID.isEmpty ? nil : run.requestID)
+            row.integer(run.batchFirst)
+            row.integer(UInt64(run.batchSize))
+            row.real(now)
+            row.blob(run.encodedActions)
+            try row.run(in: db)
+            if let (requestID, first) = run.requestRow {
+                var request = RowBinder(try statements.request(in: db))
+                request.text(requestID)
+                request.integer(first)
+                request.integer(run.fingerprint)
+                request.text(run.actions[0].actionType)
+                try request.run(in: db)
+            }
         case .completion(let entry, let last):
             // A row of its own: updating the action's row would write its payload again. One row for the whole run:
             // the entry of each sequence in it is the first's with that sequence (ActionLog+Reading.swift).
@@ -102,19 +124,37 @@ extension LogWrite {
             try row.run(in: db)
         case .compaction(let through, let keepRequests):
             try db.execute(sql: "DELETE FROM action WHERE sequence <= ?", arguments: [through])
+            try db.execute(sql: "DELETE FROM action_run WHERE last <= ?", arguments: [through])
+            try Self.trimRun(startingAtOrBefore: through, db)
             // A run of completions that goes on past `through` keeps its row, which starts after it from now on.
             try db.execute(sql: "DELETE FROM outcome WHERE last <= ?", arguments: [through])
             try db.execute(sql: "UPDATE outcome SET sequence = ?1 + 1 WHERE sequence <= ?1", arguments: [through])
             try db.execute(sql: "DELETE FROM decision WHERE sequence <= ?", arguments: [through])
             // Plans of requests that completed: every request that still has an action to run starts later.
             try db.execute(sql: """
-                DELETE FROM plan WHERE request < COALESCE(
-                    (SELECT MIN(COALESCE(batchFirst, sequence)) FROM action
-                     WHERE sequence > COALESCE((SELECT last FROM outcome ORDER BY sequence DESC LIMIT 1), 0)), ?)
+                WITH completed(through) AS (SELECT COALESCE((SELECT last FROM outcome ORDER BY sequence DESC LIMIT 1), 0))
+                DELETE FROM plan WHERE request < COALESCE((SELECT MIN(request) FROM (
+                    SELECT COALESCE(batchFirst, sequence) AS request FROM action, completed WHERE sequence > completed.through
+                    UNION ALL SELECT batchFirst FROM action_run, completed WHERE last > completed.through)), ?)
                 """, arguments: [through + 1])
             try db.execute(sql: """
                 DELETE FROM request WHERE sequence < (SELECT sequence FROM request ORDER BY sequence DESC LIMIT 1 OFFSET ?)
                 """, arguments: [max(0, keepRequests - 1)])
         }
+    }
+
+    /// Drops the actions up to `through` from the run of actions that goes on past it, if one does: the log keeps no
+    /// action at or before a compacted sequence, in either table.
+    private static func trimRun(startingAtOrBefore through: UInt64, _ db: Database) throws {
+        guard let row = try Row.fetchOne(db, sql: "SELECT first, last, actions FROM action_run WHERE first <= ?1 AND last > ?1",
+                                         arguments: [through])
+        else { return }
+        let (first, last): (UInt64, UInt64) = (row["first"], row["last"])
+        let bytes = [UInt8](row["actions"] as Data)
+        let kept = try bytes.withUnsafeBufferPointer { try ActionRun.decode($0, count: Int(last - first + 1), first: first) }
+            .dropFirst(Int(through - first + 1))
+        try db.execute(sql: "UPDATE action_run SET first = ?, actions = ? WHERE first = ?", arguments: [
+            through + 1, Data(ActionRun.encoded(kept.map { ($0.action, $0.chain) })), first,
+        ])
     }
 }

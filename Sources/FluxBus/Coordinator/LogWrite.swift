@@ -7,6 +7,8 @@ enum LogWrite {
     case action(
         sequence: UInt64, epoch: UInt64, action: BatchAction, origin: String, requestID: String, batch: (first: UInt64, size: Int)?,
         chain: UInt64, fingerprint: UInt64)
+    /// A batch's consecutive actions, each with its chain value (``LogBuffer/addBatchAction``): one write, one row.
+    case actions(ActionRun)
     /// Completed dispatches `entry.sequence` through `last`, whose entries are alike but for their sequences and
     /// payloads (``LogBuffer/addCompletion(_:)``): `entry` is the first, without its payload, which the action's write
     /// holds already. A batch's completions are one write, and one row.
@@ -28,9 +30,19 @@ enum LogWrite {
     /// The `request` row an action's write adds: a DISPATCH's, or a batch's first action's (a batch's id belongs to its
     /// first action; the others add none). Nil for an action without a request id, and for every other write.
     var requestRow: (requestID: String, sequence: UInt64)? {
+        if case .actions(let run) = self { return run.requestRow }
         guard case .action(let sequence, _, _, _, let requestID, let batch, _, _) = self, !requestID.isEmpty,
             batch.map({ $0.first == sequence }) ?? true
         else { return nil }
         return (requestID, sequence)
+    }
+
+    /// The sequences of the actions this write logs, in order; nil for a write of no action.
+    var loggedSequences: ClosedRange<UInt64>? {
+        switch self {
+        case .action(let sequence, _, _, _, _, _, _, _): sequence...sequence
+        case .actions(let run): run.first...run.last
+        default: nil
+        }
     }
 }

@@ -64,11 +64,12 @@ final class MemoryLogTables {
     /// SQLite log's transaction too) refuses the whole commit.
     func commit(_ writes: [LogWrite]) throws {
         var last = actions.last?.sequence ?? 0
-        for case .action(let sequence, _, _, _, _, _, _, _) in writes {
-            guard sequence > last else {
-                throw LogDamage(detail: "action #\(sequence) was logged after #\(last): the log keeps actions in sequence order")
+        for write in writes {
+            guard let sequences = write.loggedSequences else { continue }
+            guard sequences.lowerBound > last else {
+                throw LogDamage(detail: "action #\(sequences.lowerBound) was logged after #\(last): the log keeps actions in sequence order")
             }
-            last = sequence
+            last = sequences.upperBound
         }
         for write in writes { apply(write) }
     }
@@ -83,6 +84,17 @@ final class MemoryLogTables {
             // As SQL's INSERT OR REPLACE: an id logged again starts over.
             if let (requestID, first) = write.requestRow {
                 requests[first] = Request(requestID: requestID, fingerprint: fingerprint, actionType: action.actionType)
+                requestSequences[requestID] = first
+            }
+        case .actions(let run):
+            // As the SQL's `action_run` row: each of its actions as `action` holds one, and the batch's request row.
+            for (offset, action) in run.actions.enumerated() {
+                actions.append(Action(
+                    sequence: run.first + UInt64(offset), epoch: run.epoch, action: action, requestID: run.requestID,
+                    batchFirst: run.batchFirst, batchSize: run.batchSize, chain: run.chains[offset]))
+            }
+            if let (requestID, first) = run.requestRow {
+                requests[first] = Request(requestID: requestID, fingerprint: run.fingerprint, actionType: run.actions[0].actionType)
                 requestSequences[requestID] = first
             }
         case .completion(let first, let last):
