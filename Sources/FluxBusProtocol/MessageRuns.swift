@@ -48,6 +48,14 @@ package enum MessageRuns {
         }
 
         package mutating func add(_ message: consuming Message) {
+            // A first message waits as it is, unexamined: most destinations get one per burst (a lock-step dispatch's
+            // ACTION, its COMPLETED, its RESULT), and only a second can make a run.
+            if case .none = open {
+                open = .single(message)
+                items = 1
+                bytes = -1
+                return
+            }
             switch message {
             case .action(let action): add(action, message)
             case .ack(let ack) where ack.timings.isEmpty && !ack.results.isEmpty: add(ack, message)
@@ -82,7 +90,20 @@ package enum MessageRuns {
             times = []
         }
 
-        private func fits(_ more: Int) -> Bool { items < maxItems && bytes + more <= maxBytes }
+        private mutating func fits(_ more: Int) -> Bool {
+            if bytes < 0, case .single(let first) = open { bytes = Self.size(of: first) }
+            return items < maxItems && bytes + more <= maxBytes
+        }
+
+        /// What a message adds to a run's size, as ``add(_:_:)`` counts it.
+        private static func size(of message: Message) -> Int {
+            switch message {
+            case .action(let action): action.payload.count + (action.error?.utf8.count ?? 0) + 8
+            case .ack(let ack): 8 * ack.results.count
+            case .completed(let completed): 8 + 8 * completed.outcomes.count
+            default: 0
+            }
+        }
 
         /// The sequence the open run's next message must have; nil when it has none, or would pass the largest u64
         /// (which a receiver refuses).

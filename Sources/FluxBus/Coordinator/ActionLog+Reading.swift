@@ -106,12 +106,15 @@ extension ActionLog {
             try nextOutcome()
             var served = 0
             var previous: (sequence: UInt64, chain: UInt64?)?
-            // From the action before the range, for its chain value.
-            try forEachStoredAction(in: max(range.lowerBound, 1) - 1...range.upperBound, db) { action in
+            // From the action before the range, for its chain value; it ends at `maximum`, or where no outcome row is
+            // left: completions are recorded in order, so nothing after the last one's row has completed.
+            var actions = try StoredActions(db, statements: statements, in: max(range.lowerBound, 1) - 1...range.upperBound)
+            defer { actions.finish() }
+            while served < maximum, covering != nil, let action = try actions.next(db) {
                 defer { previous = (action.sequence, action.chain) }
-                guard served < maximum, action.sequence >= range.lowerBound else { return }
+                guard action.sequence >= range.lowerBound else { continue }
                 while let run = covering, run.upperBound < action.sequence { try nextOutcome() }
-                guard let run = covering, run.contains(action.sequence) else { return }
+                guard let run = covering, run.contains(action.sequence) else { continue }
                 let before = action.sequence == 1 ? 0 : previous.flatMap { $0.sequence + 1 == action.sequence ? $0.chain : nil }
                 try Self.column(2, of: outcomes) { row in try body(row, action, before) }
                 served += 1

@@ -10,24 +10,29 @@ struct Outbox<Destination: Hashable> {
     static var bundleBytes: Int { 256 << 10 }
 
     private var order: [Destination] = []
-    /// Each destination's messages so far, alike ones of consecutive sequences already joined into runs (ACTIONS,
-    /// ACKS, COMPLETIONS), each within a BUNDLE's limits: the receiver takes them apart into the same messages, in the
-    /// same order.
-    private var held: [Destination: MessageRuns.Joiner] = [:]
+    /// The one message of a destination that has one so far: most have one per burst (a lock-step dispatch's ACTION,
+    /// COMPLETED, RESULT), and keep it as it is.
+    private var single: [Destination: Message] = [:]
+    /// The messages of a destination that has more, alike ones of consecutive sequences already joined into runs
+    /// (ACTIONS, ACKS, COMPLETIONS), each within a BUNDLE's limits: the receiver takes them apart into the same
+    /// messages, in the same order.
+    private var joined: [Destination: MessageRuns.Joiner] = [:]
     private(set) var count = 0
 
     /// Keeps `message` for `destination` until ``release(codec:)``.
     mutating func hold(_ message: consuming Message, for destination: Destination) {
-        // One lookup, and the destination's runs grow in place: this runs for every message an engine sends.
-        if let index = held.index(forKey: destination) {
-            held.values[index].add(message)
-        } else {
-            var joiner = MessageRuns.Joiner(maxItems: Self.bundleCount, maxBytes: Self.bundleBytes)
-            joiner.add(message)
-            held[destination] = joiner
-            order.append(destination)
-        }
+        // One lookup in the usual case, and the destination's runs grow in place: this runs for every message an
+        // engine sends.
         count += 1
+        if let index = joined.index(forKey: destination) { return joined.values[index].add(message) }
+        guard let first = single.removeValue(forKey: destination) else {
+            single[destination] = message
+            return order.append(destination)
+        }
+        var joiner = MessageRuns.Joiner(maxItems: Self.bundleCount, maxBytes: Self.bundleBytes)
+        joiner.add(first)
+        joiner.add(message)
+        joined[destination] = joiner
     }
 
     /// Returns what to send, each made into an engine's effect by `effect`, and starts empty again: per destination,
@@ -38,14 +43,19 @@ struct Outbox<Destination: Hashable> {
     mutating func release<Effect>(codec: Codec, as effect: (Destination, consuming Message) -> Effect) -> [Effect] {
         defer {
             order.removeAll(keepingCapacity: true)
-            held.removeAll(keepingCapacity: true)
+            single.removeAll(keepingCapacity: true)
+            joined.removeAll(keepingCapacity: true)
             count = 0
         }
         // Sized up front: grown one append at a time, these arrays copied every message and body held so far.
         var out: [Effect] = []
         out.reserveCapacity(order.count)
         for destination in order {
-            var joiner = held.removeValue(forKey: destination)!
+            if let message = single.removeValue(forKey: destination) {
+                out.append(effect(destination, message))
+                continue
+            }
+            var joiner = joined.removeValue(forKey: destination)!
             var messages = joiner.take()
             if messages.count == 1 {
                 out.append(effect(destination, messages.removeLast()))
