@@ -91,15 +91,65 @@ struct ActionRun {
         var decoded: [(action: BatchAction, chain: UInt64)] = []
         decoded.reserveCapacity(count)
         for _ in 0..<count {
-            let actionType = try reader.string()
-            let payload = Array(try reader.take(Int(try reader.integer(UInt32.self))))
-            let error: String? = try reader.take(1)[0] == 0 ? nil : try reader.string()
-            decoded.append((BatchAction(actionType: actionType, payload: payload, error: error), try reader.integer(UInt64.self)))
+            let next = try reader.next()
+            decoded.append((BatchAction(
+                actionType: String(decoding: next.actionType, as: UTF8.self), payload: Array(next.payload),
+                error: next.error.map { String(decoding: $0, as: UTF8.self) }), next.chain))
         }
-        guard reader.offset == bytes.count else {
-            throw LogDamage(detail: "the actions logged from #\(first) hold \(bytes.count - reader.offset) bytes more than their \(count) actions")
-        }
+        try reader.finish(count: count)
         return decoded
+    }
+
+    /// Reads ``encodedActions`` in place, action by action, every length checked against what remains and every
+    /// text against UTF-8.
+    struct Reader {
+        let bytes: UnsafeBufferPointer<UInt8>
+        let first: UInt64
+        private(set) var offset: Int
+
+        init(bytes: UnsafeBufferPointer<UInt8>, first: UInt64, offset: Int = 0) {
+            self.bytes = bytes
+            self.first = first
+            self.offset = offset
+        }
+
+        /// The next action's fields, as views of the bytes.
+        /// - Throws: ``LogDamage`` when the bytes end first or hold text that is not UTF-8.
+        mutating func next() throws -> (
+            actionType: UnsafeBufferPointer<UInt8>, payload: UnsafeBufferPointer<UInt8>, error: UnsafeBufferPointer<UInt8>?, chain: UInt64
+        ) {
+            let actionType = try text()
+            let payload = try take(Int(try integer(UInt32.self)))
+            let error = try take(1)[0] == 0 ? nil : try text()
+            return (actionType, payload, error, try integer(UInt64.self))
+        }
+
+        /// Checks that the `count` actions read were all the bytes held.
+        func finish(count: Int) throws {
+            guard offset == bytes.count else {
+                throw LogDamage(detail: "the actions logged from #\(first) hold \(bytes.count - offset) bytes more than their \(count) actions")
+            }
+        }
+
+        private mutating func take(_ count: Int) throws -> UnsafeBufferPointer<UInt8> {
+            guard count <= bytes.count - offset else {
+                throw LogDamage(detail: "the actions logged from #\(first) are cut short at byte \(offset) of \(bytes.count)")
+            }
+            defer { offset += count }
+            return UnsafeBufferPointer(rebasing: bytes[offset..<offset + count])
+        }
+
+        private mutating func integer<T: FixedWidthInteger>(_: T.Type) throws -> T {
+            try take(MemoryLayout<T>.size).reduce(T(0)) { $0 << 8 | T($1) }
+        }
+
+        private mutating func text() throws -> UnsafeBufferPointer<UInt8> {
+            let text = try take(Int(try integer(UInt16.self)))
+            guard String(validating: text, as: UTF8.self) != nil else {
+                throw LogDamage(detail: "an action logged from #\(first) has text that is not UTF-8")
+            }
+            return text
+        }
     }
 
     private static func append(string: String, to out: inout [UInt8]) {
@@ -112,37 +162,5 @@ struct ActionRun {
 
     private static func append<T: FixedWidthInteger>(_ value: T, to out: inout [UInt8]) {
         withUnsafeBytes(of: value.bigEndian) { out.append(contentsOf: $0) }
-    }
-
-    private struct Reader {
-        let bytes: UnsafeBufferPointer<UInt8>
-        let first: UInt64
-        var offset = 0
-
-        init(bytes: UnsafeBufferPointer<UInt8>, first: UInt64) {
-            self.bytes = bytes
-            self.first = first
-        }
-
-        mutating func take(_ count: Int) throws -> UnsafeBufferPointer<UInt8> {
-            guard count <= bytes.count - offset else {
-                throw LogDamage(detail: "the actions logged from #\(first) are cut short at byte \(offset) of \(bytes.count)")
-            }
-            defer { offset += count }
-            return UnsafeBufferPointer(rebasing: bytes[offset..<offset + count])
-        }
-
-        mutating func integer<T: FixedWidthInteger>(_: T.Type) throws -> T {
-            let part = try take(MemoryLayout<T>.size)
-            return part.reduce(T(0)) { $0 << 8 | T($1) }
-        }
-
-        mutating func string() throws -> String {
-            let part = try take(Int(try integer(UInt16.self)))
-            guard let text = String(validating: part, as: UTF8.self) else {
-                throw LogDamage(detail: "an action logged from #\(first) has text that is not UTF-8")
-            }
-            return text
-        }
     }
 }

@@ -116,20 +116,14 @@ struct StoredActions {
 
     private mutating func nextOfRun() throws -> Action {
         var cursor = run!
-        var reader = BlobReader(bytes: cursor.bytes, offset: cursor.offset, first: cursor.first)
-        let actionType = try reader.string()
-        let payload = try reader.take(Int(try reader.integer(UInt32.self)))
-        let error = try reader.take(1)[0] == 0 ? nil : try reader.string()
-        let chain = try reader.integer(UInt64.self)
+        var reader = ActionRun.Reader(bytes: cursor.bytes, first: cursor.first, offset: cursor.offset)
+        let next = try reader.next()
         let action = Action(
-            sequence: cursor.next, epoch: cursor.epoch, chain: chain, requestID: cursor.requestID, batchFirst: cursor.batchFirst,
-            batchSize: cursor.batchSize, actionType: actionType, payload: payload, error: error)
+            sequence: cursor.next, epoch: cursor.epoch, chain: next.chain, requestID: cursor.requestID, batchFirst: cursor.batchFirst,
+            batchSize: cursor.batchSize, actionType: next.actionType, payload: next.payload, error: next.error)
         cursor.offset = reader.offset
         if cursor.next == cursor.last {
-            guard reader.offset == cursor.bytes.count else {
-                throw LogDamage(detail: "the actions logged from #\(cursor.first) hold \(cursor.bytes.count - reader.offset) "
-                    + "bytes more than their \(cursor.last - cursor.first + 1) actions")
-            }
+            try reader.finish(count: Int(cursor.last - cursor.first + 1))
             runEnded = true
         } else {
             cursor.next += 1
@@ -149,12 +143,9 @@ struct StoredActions {
                 requestID: Self.text(runs, 3) ?? "", batchFirst: UInt64(bitPattern: sqlite3_column_int64(runs, 4)),
                 batchSize: Int(sqlite3_column_int64(runs, 5)), bytes: Self.bytes(runs, 6), next: first)
             // Actions before the range are skipped in the row's bytes.
-            var reader = BlobReader(bytes: cursor.bytes, offset: 0, first: first)
+            var reader = ActionRun.Reader(bytes: cursor.bytes, first: first)
             while cursor.next < range.lowerBound {
-                _ = try reader.string()
-                _ = try reader.take(Int(try reader.integer(UInt32.self)))
-                if try reader.take(1)[0] != 0 { _ = try reader.string() }
-                _ = try reader.integer(UInt64.self)
+                _ = try reader.next()
                 cursor.next += 1
             }
             cursor.offset = reader.offset
@@ -182,32 +173,5 @@ struct StoredActions {
     private static func text(_ statement: SQLiteStatement, _ column: Int32) -> String? {
         guard sqlite3_column_type(statement, column) != SQLITE_NULL else { return nil }
         return String(decoding: bytes(statement, column), as: UTF8.self)
-    }
-
-    /// Reads ``ActionRun/encodedActions`` in place, every length checked against what remains.
-    private struct BlobReader {
-        let bytes: UnsafeBufferPointer<UInt8>
-        var offset: Int
-        let first: UInt64
-
-        mutating func take(_ count: Int) throws -> UnsafeBufferPointer<UInt8> {
-            guard count <= bytes.count - offset else {
-                throw LogDamage(detail: "the actions logged from #\(first) are cut short at byte \(offset) of \(bytes.count)")
-            }
-            defer { offset += count }
-            return UnsafeBufferPointer(rebasing: bytes[offset..<offset + count])
-        }
-
-        mutating func integer<T: FixedWidthInteger>(_: T.Type) throws -> T {
-            try take(MemoryLayout<T>.size).reduce(T(0)) { $0 << 8 | T($1) }
-        }
-
-        mutating func string() throws -> UnsafeBufferPointer<UInt8> {
-            let text = try take(Int(try integer(UInt16.self)))
-            guard String(validating: text, as: UTF8.self) != nil else {
-                throw LogDamage(detail: "an action logged from #\(first) has text that is not UTF-8")
-            }
-            return text
-        }
     }
 }
