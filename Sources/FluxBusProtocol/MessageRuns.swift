@@ -235,82 +235,8 @@ package enum MessageRuns {
     }
 }
 
-extension Message {
-    /// Appends the messages this run stands for to `messages`, in order, and says so; a message that is not a run
-    /// appends nothing and answers false.
-    /// - Throws: ``DecodeError`` `badRun` when the run is empty, its counts disagree, a digest it leaves to ``digests``
-    ///   is not 0, or its sequences would pass the largest u64.
-    package func appendExpanded(to messages: inout [Message]) throws(DecodeError) -> Bool {
-        switch self {
-        case .actions(let run):
-            let count = run.entries.count
-            try Self.checkRun(.actions, count: count, first: run.firstSequence)
-            messages.reserveCapacity(messages.count + count)
-            for index in run.entries.indices {
-                messages.append(.action(.init(
-                    epoch: run.epoch, sequence: run.firstSequence + UInt64(index), actionType: run.actionType,
-                    payload: run.entries[index].payload, error: run.entries[index].error, plan: run.plan,
-                    traceparent: run.traceparent)))
-            }
-        case .acks(let run):
-            let count = Int(run.count)
-            try Self.checkRun(.acks, count: count, first: run.firstSequence)
-            guard !run.results.isEmpty, run.results.allSatisfy({ $0.digest == 0 }) else {
-                throw DecodeError(code: .badRun, command: .acks, field: "results", value: run.results.count)
-            }
-            try Self.checkDigests(.acks, run.digests, field: "digests", count: count * run.results.count)
-            messages.reserveCapacity(messages.count + count)
-            var next = 0
-            for index in 0..<count {
-                var results = run.results
-                for position in results.indices {
-                    results[position].digest = run.digests.digest(at: next)
-                    next += 1
-                }
-                messages.append(.ack(.init(epoch: run.epoch, sequence: run.firstSequence + UInt64(index), results: results)))
-            }
-        case .completions(let run):
-            let count = Int(run.count)
-            try Self.checkRun(.completions, count: count, first: run.firstSequence)
-            guard run.outcomes.allSatisfy({ $0.digest == 0 }) else {
-                throw DecodeError(code: .badRun, command: .completions, field: "outcomes", value: run.outcomes.count)
-            }
-            try Self.checkDigests(.completions, run.elapsedMicros, field: "elapsedMicros", count: count)
-            try Self.checkDigests(.completions, run.digests, field: "digests", count: count * run.outcomes.count)
-            messages.reserveCapacity(messages.count + count)
-            var next = 0
-            for index in 0..<count {
-                var outcomes = run.outcomes
-                for position in outcomes.indices {
-                    outcomes[position].digest = run.digests.digest(at: next)
-                    next += 1
-                }
-                messages.append(.completed(.init(
-                    epoch: run.epoch, sequence: run.firstSequence + UInt64(index), actionType: run.actionType,
-                    elapsedMicros: run.elapsedMicros.digest(at: index), outcomes: outcomes)))
-            }
-        default:
-            return false
-        }
-        return true
-    }
-
-    private static func checkRun(_ command: Command, count: Int, first: UInt64) throws(DecodeError) {
-        guard count >= 1 else { throw DecodeError(code: .badRun, command: command, field: "count", value: 0) }
-        guard first <= UInt64.max - UInt64(count - 1) else {
-            throw DecodeError(code: .badRun, command: command, field: "firstSequence", value: count)
-        }
-    }
-
-    private static func checkDigests(_ command: Command, _ bytes: [UInt8], field: String, count: Int) throws(DecodeError) {
-        guard bytes.count == 8 * count else {
-            throw DecodeError(code: .badRun, command: command, field: field, value: bytes.count, limit: 8 * count)
-        }
-    }
-}
-
 extension StoreResult {
-    fileprivate var withoutDigest: StoreResult {
+    var withoutDigest: StoreResult {
         var result = self
         result.digest = 0
         return result
@@ -318,7 +244,7 @@ extension StoreResult {
 }
 
 extension Outcome {
-    fileprivate var withoutDigest: Outcome {
+    var withoutDigest: Outcome {
         var outcome = self
         outcome.digest = 0
         return outcome
@@ -327,12 +253,12 @@ extension Outcome {
 
 extension [UInt8] {
     /// Appends `value` as 8 bytes, big-endian: a run's digests and times.
-    fileprivate mutating func appendDigest(_ value: UInt64) {
+    mutating func appendDigest(_ value: UInt64) {
         Swift.withUnsafeBytes(of: value.bigEndian) { append(contentsOf: $0) }
     }
 
     /// The `index`-th value of 8 bytes, big-endian; the caller checked the length.
-    fileprivate func digest(at index: Int) -> UInt64 {
+    func digest(at index: Int) -> UInt64 {
         withUnsafeBytes { UInt64(bigEndian: $0.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self)) }
     }
 }
