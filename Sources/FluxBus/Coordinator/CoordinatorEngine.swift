@@ -8,55 +8,95 @@ import Logging
 /// each with the time it happened at; effects come out (``takeEffects()``: send to a peer, publish, a failed log).
 /// It reads no clock and owns no socket. Its log is a ``LogStorage`` port: SQLite in the ``Coordinator`` shell, a
 /// simulated disk in the simulation tests. The shell runs it on one thread, one input to the end before the next.
+///
+/// The state read per action skips Swift's dynamic exclusivity checks in release builds (`#if !DEBUG
+/// @exclusivity(unchecked)`): about 45 checks per batched action, each a runtime call and a thread-local access set,
+/// were 11% of the coordinator's instructions. Debug builds, which run the tests and the simulator, keep them.
 final class CoordinatorEngine {
     let configuration: CoordinatorConfiguration
     let epoch: UInt64
     let advertisedPublishEndpoint: String
     /// The first control endpoint bound, with a wildcard port resolved.
     let routerEndpoint: String
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     var logger: Logger
     let codec: Codec
 
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     var membership: Membership
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     var workerByRoutingID = RoutingTable()
     /// Who holds each worker id, and the other processes claiming one.
     var idClaims = WorkerIDClaims()
     /// The peer address of the message being handled, where the transport gives one.
-    private(set) var peerAddress: String?
+    var peerAddress: String?
     /// The requests waiting behind the one in flight.
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     var queue: RequestQueue
     /// The request in flight and its dispatches.
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     var flights = FlightTable()
     /// The last sequence logged, the last published, and the last completed.
     var lastLogged: UInt64
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     var lastSequence: UInt64
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     var lastCompleted: UInt64
     let log: any LogStorage
     /// Results completed since the log was last flushed, so that a retry arriving meanwhile finds its result.
     var unflushedResults: [String: LoggedRequest] = [:]
     /// After a restart: the stores of the previous run that have no live replica yet, and until when dispatching
     /// waits for them.
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     var recovery: (stores: Set<String>, until: MonotonicTime)?
     /// The snapshot round under way: query id → store, and when it gives up.
     var snapshotRounds: SnapshotRounds
     /// Outcomes stores wait for, logged and not yet committed: their RELEASEs go out after the next flush.
     var undeliveredDecisions: [(sequence: UInt64, store: String)] = []
     /// Outcomes decided before a restart for the actions dispatched again, by sequence.
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     var recoveredDecisions: [UInt64: [StoreOutput]]
     /// Answered requests with outcomes not known yet, which a late report fills in.
     var unknownOutcomes = UnknownOutcomes()
     /// Handler crashes reported in HELLOs, toward marking an action poisoned.
     var handlerCrashes = HandlerCrashes()
     /// Set when the log cannot be written; the shell then stops the coordinator.
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     var storageFailed = false
     /// The log committed actions that are published before the disk syncs them: until ``syncLog()``, nothing else
     /// goes out.
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     var syncOwed = false
     #if DEBUG
     /// A bug planted by the simulation tests, to show they catch it; nil everywhere else.
     var plantedBug: PlantedBug?
     #endif
     /// The time of the input being handled: the engine's only notion of now.
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     private(set) var now: MonotonicTime
     /// The shell's clock, read only for a traced request (to time its log commits and sends); nil in the simulator,
     /// where those take no time.
@@ -78,15 +118,30 @@ final class CoordinatorEngine {
         case peer([UInt8])
     }
     /// What is sent while a burst of input is handled goes out together at its end.
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     var outbox = Outbox<Destination>()
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     var lastPublishAt: MonotonicTime
     /// COMPLETEDs waiting for the next publication (``CoordinatorConfiguration/completedWindow``).
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     var heldCompletions = HeldCompletions()
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     var isShuttingDown = false
     /// Malformed input, refusals, strangers and quarantine.
     var policing: PeerPolicing
     /// The shell's look at each message before it is held for sending (and perhaps bundled): it counts completions
     /// and answers for its metrics and fills in STATUS's figures, which it measures. Nil in the simulator.
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     var outgoing: ((inout Message) -> Void)?
 
     /// - Parameters:
@@ -202,88 +257,6 @@ final class CoordinatorEngine {
             case .stream: .publish(message)
             case .peer(let routingID): .send(message, to: routingID)
             }
-        }
-    }
-
-    /// Handles one message from the ROUTER. With CURVE, `userID` is the name the ZAP handler bound to the sender's
-    /// key; a HELLO must declare exactly that name, from a key with the worker (or admin) role.
-    func handle(_ frames: [[UInt8]], userID: String? = nil, peerAddress: String? = nil) {
-        self.peerAddress = peerAddress
-        guard frames.count >= 2 else { return dropMalformed("a message with no routing id", from: nil) }
-        let routingID = frames[0]
-        if policing.isQuarantined(routingID, at: now) { return }
-        let messages: [Message]
-        do {
-            messages = try codec.decodeAll(Array(frames.dropFirst()))
-        } catch {
-            if let version = error.foundVersion, policing.answersVersionMismatch(from: routingID, at: now) {
-                send(.reject(.init(code: .versionMismatch, reason:
-                    "this coordinator speaks FluxBus protocol version \(Codec.version), not \(version); "
-                    + "upgrade the peer or the coordinator so both speak the same version")), to: routingID)
-            }
-            answerIfOverLimit(error, frames: frames.dropFirst(), to: routingID)
-            return dropMalformed(error.description, from: routingID)
-        }
-        let workerID = workerByRoutingID[routingID]
-        // With CURVE, a connection speaks only for the name bound to its key. ROUTER_HANDOVER lets any connection
-        // claim a worker's routing id, so a message arriving under a worker's routing id from another key must not
-        // count as that worker's.
-        if configuration.security != nil, let workerID, userID != workerID {
-            return dropMalformed(
-                "a message under worker `\(workerID)`'s routing id from "
-                    + (userID.map { "the key named `\($0)`" } ?? "a connection without a key"), from: routingID)
-        }
-        // Another process's HELLO under a held id (one that shares the routing id, as a worker using its bare id
-        // does) is not the holder speaking; nor, while such a claim is pending, is an answer to something sent to
-        // the id, which the claimant may have got instead. Counting them would keep a crashed holder's registration
-        // alive against its own restart.
-        if let workerID, !messages.contains(where: { isClaim($0, on: workerID) }),
-            !idClaims.isClaimed(workerID) || messages.contains(where: Self.isHoldersOwn)
-        {
-            membership.heard(from: workerID, at: now)
-        }
-        // By index: a for-in loop would copy each message out of the array, retaining and releasing all its fields.
-        for index in messages.indices { handle(messages[index], routingID: routingID, userID: userID) }
-    }
-
-    /// Handles one decoded message (a BUNDLE's are handled one by one, in order).
-    private func handle(_ message: Message, routingID: [UInt8], userID: String?) {
-        switch message {
-        case .hello(let hello):
-            if let refusal = authorizationRefusal(for: hello, userID: userID) {
-                return refuse(hello, code: .unauthorized, reason: refusal, to: routingID)
-            }
-            join(hello, routingID: routingID)
-        case .ready(let ready): markReady(ready, routingID: routingID)
-        case .ack(let ack): receiveAck(ack, routingID: routingID)
-        case .heartbeat(let heartbeat): receiveHeartbeat(heartbeat, routingID: routingID)
-        case .goodbye(let goodbye): receiveGoodbye(goodbye, routingID: routingID)
-        case .fetch(let fetch): serveFetch(fetch, routingID: routingID)
-        case .dispatch(let dispatch):
-            enqueue(requestID: dispatch.requestID, [BatchAction(actionType: dispatch.actionType, payload: dispatch.payload, error: dispatch.error)],
-                    isBatch: false, routingID: routingID, traceparent: dispatch.traceparent)
-        case .dispatchBatch(let batch): enqueue(requestID: batch.requestID, batch.actions, isBatch: true, routingID: routingID)
-        case .statusRequest(let request): send(.status(status(requestID: request.requestID)), to: routingID)
-        case .graphRequest(let request): send(.graph(graph(requestID: request.requestID)), to: routingID)
-        case .stateRequest(let request): forwardStateRequest(request, routingID: routingID)
-        case .state(let state) where snapshotRounds.awaits(state.requestID): receiveSnapshot(state, routingID: routingID)
-        case .state(let state): forwardState(state, routingID: routingID)
-        case .pull(let pull): servePull(pull, routingID: routingID)
-        case .chunk(let chunk): receiveChunk(chunk, routingID: routingID)
-        case .error(let error) where snapshotReceipts.receives(error.requestID, from: routingID):
-            abandonReceipt(error)
-        case .error(let error) where workerByRoutingID[routingID] != nil && snapshotRounds.awaits(error.requestID):
-            _ = snapshotRounds.answer(error.requestID)
-        case .error(let error) where workerByRoutingID[routingID] != nil && stateQueries.awaits(error.requestID):
-            let requester = stateQueries.close(error.requestID)!
-            send(.error(.init(requestID: requester.requestID, code: error.code, message: error.message)), to: requester.routingID)
-        case .error(let error) where isLateAnswer(error.requestID, from: routingID):
-            break
-        case .bundle, .actions, .acks, .completions:
-            // decodeAll refuses a BUNDLE inside a BUNDLE and hands a run on as its messages: neither reaches here.
-            dropMalformed("\(message.command) not taken apart", from: routingID)
-        case .welcome, .reject, .action, .release, .replay, .snapshot, .result, .error, .status, .graph, .completed, .batchResult:
-            dropMalformed("\(message.command) is never sent to a coordinator", from: routingID)
         }
     }
 

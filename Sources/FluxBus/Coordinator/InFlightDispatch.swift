@@ -44,13 +44,25 @@ final class InFlightDispatch {
     let action: Message.Action
     let startedAt: MonotonicTime
     /// Only the oldest dispatch in flight has a deadline and re-sends: workers apply in order, so the others wait on it.
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     var deadline: MonotonicTime
     /// Stores that handle the action but were not ready when it was published: `skipped` in every answer.
     let notReady: [Outcome]
     /// Per step of the plan, at the same position.
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     private(set) var steps: [StepProgress]
     /// When the next re-send to silent replicas is due, and the gap after it.
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     var nextResend: MonotonicTime
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     var resendGap: Duration
 
     /// What is owed, heard and decided of one store of the plan.

@@ -4,11 +4,20 @@ import FluxBusProtocol
 /// reads on every dispatch without asking the storage (the oldest sequence, the stores, their histories and
 /// snapshots, the poison marks). The SQLite log and the in-memory one share it (``BufferedLog``), so both answer alike.
 final class LogBuffer {
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     private(set) var writes: [LogWrite] = []
     /// The sequence of the first action waiting in ``writes``: it must be committed before it is published.
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     private(set) var firstUnflushedAction: UInt64?
     var hasUnflushedActions: Bool { firstUnflushedAction != nil }
     /// The first sequence still in the log.
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     var oldestRetained: UInt64 = 1
     private(set) var knownStores: [String] = []
     private(set) var histories: [String: StoreHistory] = [:]

@@ -5,6 +5,9 @@ import FluxBusProtocol
 /// metrics (when served). It sees every message the engine sends before it is bundled, and samples the engine's
 /// state about once a second. It lives on the coordinator's I/O thread.
 final class CoordinatorFigures {
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     private var window = DispatchWindow(now: SystemClock.now)
     private let metrics: CoordinatorMetrics?
 

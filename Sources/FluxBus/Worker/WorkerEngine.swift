@@ -14,6 +14,9 @@ import Logging
 /// liveness), ``CatchUp`` (what is missing, and the FETCHes for it), ``EarlyArrivals`` (ACTIONs and RELEASEs ahead
 /// of their turn), ``AckMemory`` (results to re-acknowledge), ``SnapshotProgress`` (how far snapshots brought each
 /// store) and ``LocalDispatch`` (the dispatch in hand). What stays here is the applied sequence, which they all read.
+///
+/// As in ``CoordinatorEngine``, the state read per action skips the dynamic exclusivity checks in release builds
+/// only: they were 13% of a batched action's instructions here.
 final class WorkerEngine {
     enum Phase { case joining, catchingUp, live, stopped }
 
@@ -25,6 +28,9 @@ final class WorkerEngine {
     /// The hosted stores in the worker's order: a store's position is its index here.
     var stores: [AnyStore] { storesByName.all }
     let codec: Codec
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     var logger: Logger
     #if DEBUG
     /// A bug planted by the simulation tests, to show they catch it; nil everywhere else.
@@ -33,18 +39,39 @@ final class WorkerEngine {
     }
     #endif
     /// The time of the input being handled: the engine's only notion of now.
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     private(set) var now: MonotonicTime
     /// The shell's clock, read only while a traced dispatch runs (to time its stores); nil in the simulator, where a
     /// traced store takes no time.
     var clock: (() -> MonotonicTime)?
     /// Effects produced since the shell last took them, besides the messages in ``outbox``.
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     private var pendingEffects: [WorkerEffect] = []
     /// What is sent while a burst of input is handled goes out together at its end (one destination: the DEALER).
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     private var outbox = Outbox<Int>()
 
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     var session: CoordinatorSession
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     var catchUp = CatchUp()
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     var earlyArrivals = EarlyArrivals()
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     var acknowledged = AckMemory()
     var snapshots: SnapshotProgress
     /// STATEs being encoded or PULLed from this worker.
@@ -54,17 +81,29 @@ final class WorkerEngine {
     /// The bytes a STATE carries inline and a PULL asks for (the shell sets it; the simulator makes it tiny).
     var transferChunkBytes = TransferWindow.defaultChunkSize
     /// The last sequence every hosted store has applied (or a snapshot brought past).
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     var lastApplied: UInt64
     /// Each hosted store's latest result and the sequence it ran in, reported with a fresh digest when the worker
     /// goes live: a replica that caught up by replaying has sent no digest yet.
     /// By store position (``storesByName``).
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     var lastRuns: [(sequence: UInt64, result: StoreResult)?]
     /// The log chain at ``lastApplied``, computed from every dispatch applied since sequence 1 (docs/PROTOCOL.md,
     /// appendix D); nil once a snapshot replaced part of that history. HELLO reports it.
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     var chain: UInt64? = 0
     /// The epoch of the coordinator that sent the entry at ``lastApplied``; 0 when unknown. HELLO reports it, so that
     /// a log that lost that entry and logged another at its sequence in a later epoch tells the two apart even when
     /// they read the same (a power cut while the log synced; docs/PROTOCOL.md, HELLO).
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     var appliedEpoch: UInt64 = 0
     /// Runs an async handler to its end (the shell's ``AwaitedHandler``); nil, as in the simulator, fails such a
     /// handler's store with `StoreError.asyncHandler`.
@@ -74,26 +113,50 @@ final class WorkerEngine {
     /// The handler the previous process of this worker died in, reported in every HELLO of this one.
     var previousCrash: HandlerCrash?
     /// Stores marked poisoned at a sequence (by the REPLAYs that carried the marks), until that sequence is applied.
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     var poisoned = PoisonedSkips()
     /// Where the running handler's cascades go.
     private(set) lazy var cascadeOrigin = CascadeOrigin(engine: self)
     /// The dispatch in hand: begun, with hosted stores still to run or settle.
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     var current: LocalDispatch?
     /// Whether a dispatch is in hand. Asked of its sequence: `current == nil` went through the generic `Optional`,
     /// which copied the whole dispatch to test it, once per action.
     var isIdle: Bool { current?.sequence == nil }
     /// The last plan prepared for a dispatch, reused by the next one with the same plan.
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     var plans = PlanCache()
     /// What this process has said of its stores' histories (``WorkerEngine/noteHistory(sequence:plan:outputs:)``).
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     var histories = HistoryNotes()
     /// Whether the worker keeps a checkpoint (the shell sets it), and whether anything changed since it was written.
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     var keepsCheckpoint = false
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     var checkpointStale = false
     /// Whether anything reads an ``WorkerEvent/applied(sequence:store:status:)`` event (the shell sets it): a journal,
     /// metrics or a reader of ``Worker/events``. Nothing else does, and one per store per action made a catching-up
     /// replica run about 12% more instructions when nobody read it.
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     var reportsApplied = true
     /// A graceful stop began: say goodbye once the dispatch in hand finishes.
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     var stopping = false
     var malformedCount = 0
 
@@ -172,82 +235,10 @@ final class WorkerEngine {
     var heldMessages: Int { outbox.count }
     /// Something held must not wait for the rest of the burst (a FETCH sent ahead, which the coordinator answers while
     /// this worker applies the burst): the shell sends what is held now.
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     var flushesEarly = false
-
-    private func receive(_ frames: [[UInt8]], fromSubscriber: Bool) {
-        guard phase != .stopped else { return }
-        let messages: [Message]
-        do {
-            messages = try codec.decodeAll(frames)
-        } catch {
-            malformedCount += 1
-            logger.warning("dropped a malformed message", metadata: ["reason": "\(error)", "total": "\(malformedCount)"])
-            return
-        }
-        session.heard(at: now)
-        // By index: a for-in loop would copy each message out of the array, retaining and releasing all its fields.
-        for index in messages.indices {
-            handle(messages[index], fromSubscriber: fromSubscriber)
-            if phase == .stopped { return }
-        }
-    }
-
-    func handle(_ message: Message, fromSubscriber: Bool) {
-        switch message {
-        case .welcome(let welcome):
-            welcomed(welcome)
-        case .reject(let reject):
-            receive(reject)
-        case .goodbye(let goodbye):
-            // Already joining: the HELLO is on its way, and every heartbeat queued while the coordinator was away
-            // earns a GOODBYE of its own; answering each with another HELLO would rejoin over and over.
-            guard phase != .joining else { return }
-            logger.notice("the coordinator asked this worker to join again", metadata: ["reason": "\(goodbye.reason)"])
-            sayHello()
-        case .action(let action):
-            guard isCurrentEpoch(action.epoch, fromSubscriber: fromSubscriber) else { return }
-            receive(action)
-        case .release(let release):
-            guard release.epoch == epoch else { return }
-            receive(release)
-        case .replay(let replay):
-            guard replay.epoch == epoch else { return }
-            apply(replay)
-        case .heartbeat(let beat):
-            guard isCurrentEpoch(beat.epoch, fromSubscriber: fromSubscriber) else { return }
-            catchUp.heard(of: beat.sequence)
-            fetchWhatIsMissing()
-        case .completed(let completed):
-            guard isCurrentEpoch(completed.epoch, fromSubscriber: fromSubscriber) else { return }
-            catchUp.heardCompleted(completed.sequence)
-            fetchWhatIsMissing()
-        case .stateRequest(let request):
-            answer(request)
-        case .error(let error) where downloads.has(error.requestID):
-            snapshotGone(error)
-        case .error(let error):
-            emit(.cascadeRefused(requestID: error.requestID, code: error.code, message: error.message))
-            logger.warning("the coordinator refused a dispatch from a handler", metadata: [
-                "request": "\(error.requestID)", "code": "\(error.code)", "message": "\(error.message)",
-            ])
-        case .result:
-            break
-        case .snapshot(let snapshot):
-            receive(snapshot)
-        case .pull(let pull):
-            serve(pull)
-        case .chunk(let chunk):
-            receive(chunk)
-        case .hello, .ready, .ack, .fetch, .dispatch, .dispatchBatch, .statusRequest, .status, .graphRequest, .graph, .state,
-            .batchResult, .acks:
-            malformedCount += 1
-            logger.warning("dropped \(message.command), which a coordinator never sends to a worker")
-        case .bundle, .actions, .completions:
-            // decodeAll hands these on as the messages they hold: none reaches here.
-            malformedCount += 1
-            logger.warning("dropped \(message.command), not taken apart")
-        }
-    }
 
     /// The time now, for a traced dispatch's figures: the clock when the shell gave one, else the input's time.
     func clockNow() -> MonotonicTime { clock.map { max(now, $0()) } ?? now }
