@@ -174,7 +174,7 @@ struct Membership {
 
     func slot(of workerID: String) -> WorkerSlot? { workers.index(forKey: workerID) }
 
-    // Read in place: `workers.values[slot].state` from outside copies the whole record out, retaining its fields.
+    // What an ACK reads of the record; each still copies the whole record out (BENCHMARKS.md, twenty-seventh session).
     func state(at slot: WorkerSlot) -> WorkerState { workers.values[slot].state }
 
     func stores(at slot: WorkerSlot) -> [StoreDeclaration] { workers.values[slot].stores }
