@@ -26,13 +26,8 @@ extension Message {
             }
             try Self.checkDigests(.acks, run.digests, field: "digests", count: count * run.results.count)
             messages.reserveCapacity(messages.count + count)
-            var next = 0
             for index in 0..<count {
-                var results = run.results
-                for position in results.indices {
-                    results[position].digest = run.digests.digest(at: next)
-                    next += 1
-                }
+                let results = Self.filling(run.results, index: index, from: run.digests) { $0.digest = $1 }
                 messages.append(.ack(.init(epoch: run.epoch, sequence: run.firstSequence + UInt64(index), results: results)))
             }
         case .completions(let run):
@@ -44,13 +39,8 @@ extension Message {
             try Self.checkDigests(.completions, run.elapsedMicros, field: "elapsedMicros", count: count)
             try Self.checkDigests(.completions, run.digests, field: "digests", count: count * run.outcomes.count)
             messages.reserveCapacity(messages.count + count)
-            var next = 0
             for index in 0..<count {
-                var outcomes = run.outcomes
-                for position in outcomes.indices {
-                    outcomes[position].digest = run.digests.digest(at: next)
-                    next += 1
-                }
+                let outcomes = Self.filling(run.outcomes, index: index, from: run.digests) { $0.digest = $1 }
                 messages.append(.completed(.init(
                     epoch: run.epoch, sequence: run.firstSequence + UInt64(index), actionType: run.actionType,
                     elapsedMicros: run.elapsedMicros.digest(at: index), outcomes: outcomes)))
@@ -59,6 +49,16 @@ extension Message {
             return false
         }
         return true
+    }
+
+    /// The `index`-th message's copy of a run's items, each with its own digest: the run carries them `items.count`
+    /// per message, in order.
+    private static func filling<Item>(
+        _ items: [Item], index: Int, from digests: [UInt8], _ set: (inout Item, UInt64) -> Void
+    ) -> [Item] {
+        var filled = items
+        for position in filled.indices { set(&filled[position], digests.digest(at: index * items.count + position)) }
+        return filled
     }
 
     private static func checkRun(_ command: Command, count: Int, first: UInt64) throws(DecodeError) {
