@@ -236,7 +236,7 @@ package enum MessageRuns {
 }
 
 extension StoreResult {
-    var withoutDigest: StoreResult {
+    fileprivate var withoutDigest: StoreResult {
         var result = self
         result.digest = 0
         return result
@@ -244,7 +244,7 @@ extension StoreResult {
 }
 
 extension Outcome {
-    var withoutDigest: Outcome {
+    fileprivate var withoutDigest: Outcome {
         var outcome = self
         outcome.digest = 0
         return outcome
@@ -253,7 +253,7 @@ extension Outcome {
 
 extension [UInt8] {
     /// Appends `value` as 8 bytes, big-endian: a run's digests and times.
-    mutating func appendDigest(_ value: UInt64) {
+    fileprivate mutating func appendDigest(_ value: UInt64) {
         Swift.withUnsafeBytes(of: value.bigEndian) { append(contentsOf: $0) }
     }
 

@@ -117,23 +117,23 @@ extension CoordinatorEngine {
         if ack.epoch == epoch, ack.sequence <= lastCompleted, let worker = workerByRoutingID[routingID] {
             learnLateOutcomes(ack, from: worker)
         }
-        guard let (workerID, slot) = liveWorker(for: routingID) else {
+        guard let workerID = workerID(for: routingID) else {
             return sendStrangerGoodbye("unknown worker: send HELLO first", to: routingID)
         }
         for result in ack.results {
-            membership.recordDigest(result.digest, store: result.store, sequence: ack.sequence, at: slot)
+            membership.recordDigest(result.digest, store: result.store, sequence: ack.sequence, worker: workerID)
             checkReportedDigest(result, sequence: ack.sequence, worker: workerID)
         }
         guard ack.epoch == epoch, let index = flights.index(of: ack.sequence) else {
             // A late or repeated acknowledgement, or one for a replayed dispatch: it only tells us progress.
-            if ack.epoch == epoch, ack.sequence <= lastCompleted { membership.recordApplied(ack.sequence, at: slot) }
+            if ack.epoch == epoch, ack.sequence <= lastCompleted { membership.recordApplied(ack.sequence, by: workerID) }
             return
         }
         if !ack.timings.isEmpty, let trace = flights.trace(of: ack.sequence) {
             trace.acks.append(.init(worker: workerID, arrivedAt: now, timings: ack.timings))
         }
         let flight = flights[index]
-        let hosted = membership.stores(at: slot)
+        let hosted = membership.workers[workerID]?.stores ?? []
         var settled: [String] = []
         for result in ack.results {
             guard let position = flight.position(of: result.store), hosted.contains(where: { $0.name == result.store }) else {
@@ -146,7 +146,7 @@ extension CoordinatorEngine {
             if answeredAll, flight.steps[position].settled == nil { settled.append(result.store) }
         }
         if !flight.owesAcknowledgement(workerID) {
-            membership.recordApplied(ack.sequence, at: slot)
+            membership.recordApplied(ack.sequence, by: workerID)
         }
         for store in settled { settle(store, at: index) }
         completeIfDone()
@@ -198,10 +198,11 @@ extension CoordinatorEngine {
         }
     }
 
-    /// The member behind a routing id, and its record's place, if it is live or catching up.
-    func liveWorker(for routingID: [UInt8]) -> (id: String, slot: Membership.WorkerSlot)? {
-        guard let id = workerByRoutingID[routingID], let slot = membership.slot(of: id) else { return nil }
-        let state = membership.state(at: slot)
-        return state == .live || state == .catchingUp ? (id, slot) : nil
+    /// The member behind a routing id, if it is live or catching up.
+    func workerID(for routingID: [UInt8]) -> String? {
+        guard let id = workerByRoutingID[routingID], let state = membership.workers[id]?.state,
+            state == .live || state == .catchingUp
+        else { return nil }
+        return id
     }
 }

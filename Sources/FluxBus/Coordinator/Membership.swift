@@ -168,27 +168,14 @@ struct Membership {
         workers.values[index].state = state
     }
 
-    /// A worker's place in ``workers``, for an ACK's several updates to its record at one hashing of its id. It
-    /// stays valid until a worker joins: records are added by ``join`` only, and never removed.
-    typealias WorkerSlot = [String: WorkerRecord].Index
-
-    func slot(of workerID: String) -> WorkerSlot? { workers.index(forKey: workerID) }
-
-    // What an ACK reads of the record; each still copies the whole record out (BENCHMARKS.md, twenty-seventh session).
-    func state(at slot: WorkerSlot) -> WorkerState { workers.values[slot].state }
-
-    func stores(at slot: WorkerSlot) -> [StoreDeclaration] { workers.values[slot].stores }
-
     mutating func recordApplied(_ sequence: UInt64, by workerID: String) {
-        if let slot = slot(of: workerID) { recordApplied(sequence, at: slot) }
+        guard let index = workers.index(forKey: workerID), sequence > workers.values[index].lastApplied else { return }
+        workers.values[index].lastApplied = sequence
     }
 
-    mutating func recordApplied(_ sequence: UInt64, at slot: WorkerSlot) {
-        if sequence > workers.values[slot].lastApplied { workers.values[slot].lastApplied = sequence }
-    }
-
-    mutating func recordDigest(_ digest: UInt64, store: String, sequence: UInt64, at slot: WorkerSlot) {
-        workers.values[slot].digests[store] = (sequence, digest)
+    mutating func recordDigest(_ digest: UInt64, store: String, sequence: UInt64, worker workerID: String) {
+        guard let index = workers.index(forKey: workerID) else { return }
+        workers.values[index].digests[store] = (sequence, digest)
     }
 
     /// The replicas of `store` whose latest reported digest is for `sequence`.
