@@ -132,10 +132,18 @@ struct IOLoopTests {
         #expect(error?.isTerminated == true)
         await loop.shutdown() // a second shutdown returns at once
 
-        // The loop closed its socket, so the inproc name is free again.
+        // The loop closed its socket, so the inproc name is free again. libzmq's reaper thread frees the name after
+        // the close returns, so a bind right after it can still find it taken: the name must be free within 5 s.
         try await onDedicatedThread {
             let socket = try ZMQSocket(.dealer, context: context)
-            try socket.bind(endpoint)
+            let deadline = ContinuousClock.now + .seconds(5)
+            while true {
+                do {
+                    return try socket.bind(endpoint)
+                } catch let error as ZMQError where error.code == .addressInUse && ContinuousClock.now < deadline {
+                    Thread.sleep(forTimeInterval: 0.01)
+                }
+            }
         }
     }
 
