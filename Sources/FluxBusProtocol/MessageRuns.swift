@@ -267,6 +267,11 @@ extension String {
     /// Whether the two are the same UTF-8 bytes: what the wire carries. `==` answers true for canonically equivalent
     /// spellings too, which are different bytes. Compared in place, a word at a time: a run asks it of every message.
     package func hasSameBytes(as other: String) -> Bool {
+        // The same representation, word for word, is the same bytes: a small string holds its bytes in it, a large
+        // one points at the storage they are in. Most strings a run compares are of that kind (a batch's action type,
+        // its empty messages), and they skip the byte comparison.
+        let sameRepresentation = withUnsafeBytes(of: self) { mine in withUnsafeBytes(of: other) { sameBytes(mine, $0) } }
+        if sameRepresentation { return true }
         guard utf8.count == other.utf8.count else { return false }
         var (mine, theirs) = (self, other)
         return mine.withUTF8 { first in

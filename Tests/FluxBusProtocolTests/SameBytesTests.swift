@@ -26,4 +26,20 @@ struct SameBytesTests {
         #expect(!Self.same(bytes, Array(bytes.prefix(8))))
         #expect(!Self.same([], [0]))
     }
+
+    /// A string's representation is compared first: equal strings with their own storage, small and large, must still
+    /// be the same bytes, and canonically equivalent spellings (which `==` calls equal) must not.
+    @Test func stringsAreComparedByTheirBytes() {
+        let large = String(repeating: "é-long-", count: 8)
+        let copy = String(decoding: Array(large.utf8), as: UTF8.self)
+        #expect(large.hasSameBytes(as: large))
+        #expect(large.hasSameBytes(as: copy), "the same bytes in another storage")
+        #expect("kv/set".hasSameBytes(as: String(decoding: Array("kv/set".utf8), as: UTF8.self)))
+        #expect("".hasSameBytes(as: String()))
+        let (composed, decomposed) = ("caf\u{E9}", "cafe\u{301}")
+        #expect(composed == decomposed)
+        #expect(!composed.hasSameBytes(as: decomposed))
+        #expect(!(large + "x").hasSameBytes(as: large + "y"))
+        #expect(!"kv/set".hasSameBytes(as: "kv/sex"))
+    }
 }

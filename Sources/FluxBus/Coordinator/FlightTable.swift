@@ -45,10 +45,7 @@ struct FlightTable {
         return flights[head].sequence...last
     }
     /// Whether the oldest request in flight, the one whose dispatch completes next, is a batch.
-    var oldestIsBatch: Bool {
-        let waiting = requests.elements
-        return !waiting.isEmpty && waiting[waiting.startIndex].request.isBatch
-    }
+    var oldestIsBatch: Bool { requests.read(at: 0) { $0.request.isBatch } ?? false }
     /// The traces of the traced requests in flight, oldest first.
     var traces: [RequestTrace] { tracedCount == 0 ? [] : requests.elements.compactMap(\.request.trace) }
     /// The trace of the request whose dispatch is `sequence`, if that request is traced.
@@ -122,9 +119,8 @@ struct FlightTable {
     mutating func finishOldest() -> CurrentRequest? {
         // Asked after every completed dispatch, and usually no: the positions are read in place, and the request is
         // taken out only when it ends.
-        let waiting = requests.elements
-        guard !waiting.isEmpty else { return nil }
-        let end = waiting.count > 1 ? waiting[waiting.startIndex + 1].start - dropped : flights.count
+        guard !requests.isEmpty else { return nil }
+        let end = requests.read(at: 1) { $0.start - dropped } ?? flights.count
         guard completed >= end, let oldest = requests.pop() else { return nil }
         finished += 1
         if ordinals[oldest.request.requestID] == finished - 1 { ordinals[oldest.request.requestID] = nil }

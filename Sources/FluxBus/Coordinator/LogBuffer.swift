@@ -38,13 +38,9 @@ final class LogBuffer {
         chain: UInt64, fingerprint: UInt64
     ) {
         if firstUnflushedAction == nil { firstUnflushedAction = sequence }
-        if let index = writes.indices.last, case .actions(var run) = writes[index],
-            run.continues(sequence: sequence, epoch: epoch, origin: origin, batch: batch, action: action)
+        if let index = writes.indices.last,
+            writes[index].extendRun(sequence: sequence, epoch: epoch, origin: origin, batch: batch, action: action, chain: chain)
         {
-            // Moved out, grown, put back: grown in place while the array still held it, the run's lists would copy.
-            writes[index] = .epoch(0)
-            run.append(action, chain: chain)
-            writes[index] = .actions(run)
             return
         }
         var run = ActionRun(first: sequence, epoch: epoch, origin: origin, requestID: requestID, batch: batch, fingerprint: fingerprint)
@@ -56,12 +52,7 @@ final class LogBuffer {
     /// at the sequence before and their entries are alike but for sequence and payload (a batch's, nearly always),
     /// else as a write of its own.
     func addCompletion(_ entry: ReplayEntry) {
-        if let index = writes.indices.last, case .completion(let first, let last) = writes[index], last + 1 == entry.sequence,
-            first.isAlike(entry)
-        {
-            writes[index] = .completion(first, last: entry.sequence)
-            return
-        }
+        if let index = writes.indices.last, writes[index].extendCompletion(with: entry) { return }
         var outcomes = entry
         outcomes.payload = []
         writes.append(.completion(outcomes, last: entry.sequence))
@@ -119,6 +110,30 @@ extension ReplayEntry {
                 mine.output == theirs.output
             else { return false }
         }
+        return true
+    }
+}
+
+extension LogWrite {
+    /// Adds a batch's next action to this write when it is the run that action continues. In place: the run is moved
+    /// out, grown and put back, since a run grown while the write still held it would copy its lists (and
+    /// `switch consume self` copies them too). Asked once per action of every batch.
+    fileprivate mutating func extendRun(
+        sequence: UInt64, epoch: UInt64, origin: String, batch: (first: UInt64, size: Int), action: BatchAction, chain: UInt64
+    ) -> Bool {
+        guard case .actions(var run) = self,
+            run.continues(sequence: sequence, epoch: epoch, origin: origin, batch: batch, action: action)
+        else { return false }
+        self = .epoch(0)
+        run.append(action, chain: chain)
+        self = .actions(run)
+        return true
+    }
+
+    /// Extends this write to `entry` when it is the completions just before it and alike, in place.
+    fileprivate mutating func extendCompletion(with entry: ReplayEntry) -> Bool {
+        guard case .completion(let first, let last) = self, last + 1 == entry.sequence, first.isAlike(entry) else { return false }
+        self = .completion(first, last: entry.sequence)
         return true
     }
 }

@@ -18,6 +18,13 @@ struct FIFO<Element> {
         return change(&storage[head + offset])
     }
 
+    /// Reads a part of the element `offset` places from the first, in place; nil when there is none. Subscripting
+    /// ``elements`` copies the whole element out, retaining and releasing each of its fields.
+    func read<Part>(at offset: Int, _ part: (borrowing Element) -> Part) -> Part? {
+        guard offset >= 0, head + offset < storage.count else { return nil }
+        return part(storage[head + offset])
+    }
+
     /// The elements waiting, oldest first.
     var elements: ArraySlice<Element> { storage[head...] }
 
