@@ -212,10 +212,11 @@ package enum MessageRuns {
         /// The same results but for their digests.
         private static func alike(_ first: [StoreResult], _ other: [StoreResult]) -> Bool {
             guard first.count == other.count else { return false }
+            // Field by field through the subscripts: a copy of each element would retain and release its strings.
             for index in first.indices {
-                let (a, b) = (first[index], other[index])
-                guard a.store == b.store, a.status == b.status, a.message.hasSameBytes(as: b.message), a.output == b.output,
-                    a.readDigest == b.readDigest
+                guard first[index].store == other[index].store, first[index].status == other[index].status,
+                    first[index].message.hasSameBytes(as: other[index].message), first[index].output == other[index].output,
+                    first[index].readDigest == other[index].readDigest
                 else { return false }
             }
             return true
@@ -225,10 +226,9 @@ package enum MessageRuns {
         private static func alike(_ first: [Outcome], _ other: [Outcome]) -> Bool {
             guard first.count == other.count else { return false }
             for index in first.indices {
-                let (a, b) = (first[index], other[index])
-                guard a.store == b.store, a.worker == b.worker, a.status == b.status, a.message.hasSameBytes(as: b.message) else {
-                    return false
-                }
+                guard first[index].store == other[index].store, first[index].worker == other[index].worker,
+                    first[index].status == other[index].status, first[index].message.hasSameBytes(as: other[index].message)
+                else { return false }
             }
             return true
         }

@@ -105,9 +105,9 @@ extension ReplayEntry {
             (error.map { other.error?.hasSameBytes(as: $0) ?? false } ?? (other.error == nil)), outputs.count == other.outputs.count
         else { return false }
         for index in outputs.indices {
-            let (mine, theirs) = (outputs[index], other.outputs[index])
-            guard mine.store == theirs.store, mine.status == theirs.status, mine.message.hasSameBytes(as: theirs.message),
-                mine.output == theirs.output
+            guard outputs[index].store == other.outputs[index].store, outputs[index].status == other.outputs[index].status,
+                outputs[index].message.hasSameBytes(as: other.outputs[index].message),
+                outputs[index].output == other.outputs[index].output
             else { return false }
         }
         return true
