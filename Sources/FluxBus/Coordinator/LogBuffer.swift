@@ -115,9 +115,9 @@ extension ReplayEntry {
 }
 
 extension LogWrite {
-    /// Adds a batch's next action to this write when it is the run that action continues. In place: the run is moved
-    /// out, grown and put back, since a run grown while the write still held it would copy its lists (and
-    /// `switch consume self` copies them too). Asked once per action of every batch.
+    /// Adds a batch's next action to this write when it is the run that action continues, in place: the write lets go
+    /// of the run before it grows, so its lists are not shared then and grow without a copy (`switch consume self`
+    /// copied them on every action). Asked once per action of every batch.
     fileprivate mutating func extendRun(
         sequence: UInt64, epoch: UInt64, origin: String, batch: (first: UInt64, size: Int), action: BatchAction, chain: UInt64
     ) -> Bool {
