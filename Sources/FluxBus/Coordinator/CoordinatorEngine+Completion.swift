@@ -106,20 +106,24 @@ extension CoordinatorEngine {
 
     /// Replicas that applied the same sequence must report the same digest; a difference is logged and shown.
     private func checkDivergence(_ store: String, results: [ReplicaResult], sequence: UInt64) {
-        // Compared to the first, by index and without building a set: this runs per store of every completed action,
-        // and a lazy filter and map over the results cost it about 500 instructions.
-        var first: UInt64?
-        var differs = false
-        for index in results.indices where results[index].result.status != .unknown {
-            let digest = results[index].result.digest
-            guard let first else { first = digest; continue }
-            if digest != first { differs = true; break }
-        }
-        guard differs else { return }
+        guard Self.digestsDiffer(results) else { return }
         membership.markDiverged(store, at: sequence)
         logger.error("replicas diverged", metadata: [
             "store": "\(store)", "seq": "\(sequence)",
             "digests": "\(results.map { "\($0.worker)=\(StateDigest.hex($0.result.digest))" }.joined(separator: ","))",
         ])
+    }
+
+    /// Whether the results that report a digest report more than one. Compared to the first, by index and without
+    /// building a set: this runs per store of every completed action, and a lazy filter and map cost it about 500
+    /// instructions.
+    private static func digestsDiffer(_ results: [ReplicaResult]) -> Bool {
+        var first: UInt64?
+        for index in results.indices where results[index].result.status != .unknown {
+            let digest = results[index].result.digest
+            if let first, digest != first { return true }
+            first = first ?? digest
+        }
+        return false
     }
 }
