@@ -1,20 +1,43 @@
-/// Reads one integer member of a flat JSON object without allocating, for payloads on the bus's hot path such as
-/// `counter.add {"by":1,"pad":"…"}`.
+/// Reads one member of a flat JSON object without `JSONDecoder`, for payloads and outputs on the bus's hot path such
+/// as `counter.add {"by":1,"pad":"…"}` or the flight example's `{"city":"Paris","country":"France"}`.
 ///
-/// It only answers for the plain shape clients write: an object whose keys are ASCII without escapes, whose values
-/// are ASCII strings without escapes, numbers, `true`, `false` or `null`, and whose wanted member appears once as an
-/// integer without fraction or exponent that fits an `Int`. Anything else (nesting, escapes, non-ASCII bytes, `1.0`,
-/// a repeated key, a syntax error) gives nil, and the caller asks `JSONDecoder`, which then decides alone: it is lax
-/// in ways not worth copying (it accepts `{"by":1,}` and reads `1e2` as an Int), so this reader never refuses anything.
+/// It only answers for the plain shape clients and ``CanonicalJSON`` write: an object whose keys are ASCII without
+/// escapes, whose values are ASCII strings without escapes, numbers, `true`, `false` or `null`, and whose wanted member
+/// appears at most once, as the type asked for (or `null`). Anything else (nesting, escapes, non-ASCII bytes, `1.0` for
+/// an integer, a repeated key, a syntax error) gives nil, and the caller asks `JSONDecoder`, which then decides alone:
+/// it is lax in ways not worth copying (it accepts `{"by":1,}` and reads `1e2` as an Int), so this reader never
+/// refuses anything.
 enum FlatJSONObject {
+    /// What a plain flat object holds under one key.
+    enum Member<Value: Equatable>: Equatable {
+        case absent
+        case null
+        case value(Value)
+    }
+
     /// The value of `key` when `bytes` is a flat object of the plain shape holding it once as an integer; nil when
-    /// the input is of any other shape, valid or not.
+    /// the input is of any other shape, valid or not, or has no such member.
     static func integer(_ key: StaticString, in bytes: [UInt8]) -> Int? {
+        guard case .value(let value)? = member(key, in: bytes, as: { $0.plainInteger() }) else { return nil }
+        return value
+    }
+
+    /// `key`'s member when `bytes` is a flat object of the plain shape and the member, if there, is a plain string or
+    /// `null`; nil otherwise.
+    static func string(_ key: StaticString, in bytes: [UInt8]) -> Member<String>? {
+        member(key, in: bytes) { reader in
+            reader.plainString().map { String(decoding: $0, as: UTF8.self) }
+        }
+    }
+
+    private static func member<Value: Equatable>(
+        _ key: StaticString, in bytes: [UInt8], as read: (inout Reader) -> Value?
+    ) -> Member<Value>? {
         // `withUTF8Buffer`, not `utf8Start`: a one-letter key may be stored as a scalar, without a pointer.
         key.withUTF8Buffer { wanted in
             bytes.withUnsafeBufferPointer { buffer in
                 var reader = Reader(bytes: buffer)
-                return reader.integer(wanted)
+                return reader.member(wanted, as: read)
             }
         }
     }
@@ -23,12 +46,15 @@ enum FlatJSONObject {
         let bytes: UnsafeBufferPointer<UInt8>
         var at = 0
 
-        mutating func integer(_ wanted: UnsafeBufferPointer<UInt8>) -> Int? {
+        mutating func member<Value: Equatable>(_ wanted: UnsafeBufferPointer<UInt8>, as read: (inout Reader) -> Value?) -> Member<Value>? {
             skipWhitespace()
             guard take(UInt8(ascii: "{")) else { return nil }
-            var found: Int?
+            var found = Member<Value>.absent
             skipWhitespace()
-            if take(UInt8(ascii: "}")) { return nil }
+            if take(UInt8(ascii: "}")) {
+                skipWhitespace()
+                return at == bytes.count ? found : nil
+            }
             while true {
                 skipWhitespace()
                 guard let key = plainString() else { return nil }
@@ -37,8 +63,13 @@ enum FlatJSONObject {
                 skipWhitespace()
                 if key.elementsEqual(wanted) {
                     // A second occurrence: JSONDecoder's rule for it is its own business.
-                    guard found == nil, let value = plainInteger() else { return nil }
-                    found = value
+                    guard case .absent = found else { return nil }
+                    if literal("null") {
+                        found = .null
+                    } else {
+                        guard let value = read(&self) else { return nil }
+                        found = .value(value)
+                    }
                 } else {
                     guard skipScalar() else { return nil }
                 }
@@ -61,7 +92,7 @@ enum FlatJSONObject {
         }
 
         /// A string of printable ASCII without escapes; its bytes between the quotes.
-        private mutating func plainString() -> UnsafeBufferPointer<UInt8>? {
+        mutating func plainString() -> UnsafeBufferPointer<UInt8>? {
             guard take(UInt8(ascii: "\"")) else { return nil }
             let start = at
             while at < bytes.count {
@@ -77,7 +108,7 @@ enum FlatJSONObject {
         }
 
         /// `-?(0|[1-9][0-9]*)`, not followed by a fraction or an exponent, within `Int`'s range.
-        private mutating func plainInteger() -> Int? {
+        mutating func plainInteger() -> Int? {
             let negative = take(UInt8(ascii: "-"))
             let start = at
             var magnitude: UInt64 = 0
