@@ -23,7 +23,8 @@ enum BusWorkload {
         case catchUp = "catch-up"
     }
 
-    static func run(_ count: Int, durable: Bool, scenario: Scenario) async throws {
+    /// - Parameter syncOff: with `durable`, the log is never synced (`--sync off`, the `durable-off` bench scenario).
+    static func run(_ count: Int, durable: Bool, syncOff: Bool = false, scenario: Scenario) async throws {
         var quiet = Logger(label: "flux-instructions")
         quiet.logLevel = .critical
         let context = try ZMQContext()
@@ -39,6 +40,7 @@ enum BusWorkload {
         if durable {
             configuration.dataDirectory = FileManager.default.temporaryDirectory
                 .appendingPathComponent("flux-instructions-\(getpid())").path
+            if syncOff { configuration.sync = .off }
         }
         defer { configuration.dataDirectory.map { try? FileManager.default.removeItem(atPath: $0) } }
         let coordinator = Coordinator(configuration: configuration, context: context, logger: quiet)

@@ -1,7 +1,7 @@
 import FluxBusTools
 import Foundation
 
-// flux-instructions SCENARIO COUNT [floor|durable]: runs an in-process workload COUNT times, synchronously, and exits.
+// flux-instructions SCENARIO COUNT [floor|durable|durable-off]: runs an in-process workload COUNT times, synchronously, and exits.
 //
 // For callgrind, which counts instructions where timings on a shared VM swing 2×: `scripts/instruction-counts.sh`
 // runs it with COUNT 0 and COUNT N, for the workload and its floor, and divides. It has a synchronous main on
@@ -16,7 +16,8 @@ if let scenario = arguments.first.flatMap(BusWorkload.Scenario.init(rawValue:)),
     let failure = Failure()
     Task.detached {
         do {
-            try await BusWorkload.run(count, durable: arguments.dropFirst(2).first == "durable", scenario: scenario)
+            let log = arguments.dropFirst(2).first
+            try await BusWorkload.run(count, durable: log == "durable" || log == "durable-off", syncOff: log == "durable-off", scenario: scenario)
         } catch {
             failure.text = "\(error)"
         }
@@ -32,7 +33,7 @@ if let scenario = arguments.first.flatMap(BusWorkload.Scenario.init(rawValue:)),
 guard arguments.count >= 2, let workload = InProcessBenchmarks.workload(String(arguments.first!)),
     let count = Int(arguments.dropFirst().first!), count >= 0
 else {
-    print("usage: flux-instructions dispatcher|redux COUNT [floor] | bus|batch|status|catch-up COUNT [durable]")
+    print("usage: flux-instructions dispatcher|redux COUNT [floor] | bus|batch|status|catch-up COUNT [durable|durable-off]")
     exit(2)
 }
 let floor = arguments.dropFirst(2).first == "floor"
