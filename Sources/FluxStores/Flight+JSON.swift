@@ -1,10 +1,11 @@
 import Flux
 
 // The flight chain runs three stores in a row, each on the critical path of a dispatch: every one decodes a payload or
-// its dependency's output and encodes its own output and state. With `JSONDecoder` and `JSONEncoder` that was most of
-// a store's run on a worker. The plain shapes are read and written by hand; every other input goes to `JSONDecoder`,
-// which decides. What is written is byte for byte what `JSONCoding`'s encoder writes (sorted keys, a nil member
-// left out, strings escaped as ``CanonicalJSON`` escapes them), so digests and snapshots do not change.
+// its dependency's output and encodes its own output and state, about nine `JSONDecoder` or `JSONEncoder` calls a
+// dispatch at about 1.7 µs each when warm (docs/BENCHMARKS.md, twenty-ninth session). The plain shapes are read and
+// written by hand; every other input goes to `JSONDecoder`, which decides. What is written is byte for byte what
+// `JSONCoding`'s encoder writes (sorted keys, a nil member left out, strings escaped as ``CanonicalJSON`` escapes
+// them), so digests and snapshots do not change.
 
 extension Flight.CountryUpdate: JSONReadable, JSONWritable {
     public init(json bytes: [UInt8]) throws {
