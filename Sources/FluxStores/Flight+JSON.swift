@@ -9,11 +9,7 @@ import Flux
 
 extension Flight.CountryUpdate: JSONReadable, JSONWritable {
     public init(json bytes: [UInt8]) throws {
-        if case .value(let country)? = FlatJSONObject.string("country", in: bytes) {
-            self.init(country: country)
-        } else {
-            self = try JSONCoding.decodeWithFoundation(Self.self, from: bytes)
-        }
+        self = try FlatJSONObject.requiredString("country", in: bytes, Self.init(country:))
     }
 
     public func writeJSON(into bytes: inout [UInt8]) {
@@ -25,11 +21,7 @@ extension Flight.CountryUpdate: JSONReadable, JSONWritable {
 
 extension Flight.CityUpdate: JSONReadable, JSONWritable {
     public init(json bytes: [UInt8]) throws {
-        if case .value(let city)? = FlatJSONObject.string("city", in: bytes) {
-            self.init(city: city)
-        } else {
-            self = try JSONCoding.decodeWithFoundation(Self.self, from: bytes)
-        }
+        self = try FlatJSONObject.requiredString("city", in: bytes, Self.init(city:))
     }
 
     public func writeJSON(into bytes: inout [UInt8]) {
@@ -79,6 +71,14 @@ extension PriceStore.State: JSONWritable {
         object.member("country", country, into: &bytes)
         object.member("price", price, into: &bytes)
         object.close(&bytes)
+    }
+}
+
+extension FlatJSONObject {
+    /// A payload of one required string member: made by `make` from the plain shape, otherwise by `JSONDecoder`.
+    static func requiredString<T: Decodable>(_ key: StaticString, in bytes: [UInt8], _ make: (String) -> T) throws -> T {
+        if case .value(let text)? = string(key, in: bytes) { return make(text) }
+        return try JSONCoding.decodeWithFoundation(T.self, from: bytes)
     }
 }
 
