@@ -18,6 +18,9 @@ enum BusWorkload {
         case batch
         /// Lock-step STATUS requests.
         case status
+        /// Lock-step `country-update` dispatches through country ← city ← price, each store on a worker of its own
+        /// (w1, w2, w3), as `fluxbus bench flight` runs them: each thread's count is its part of the chain.
+        case flight
         /// `count` actions in batches, then a second worker that catches up on all of them: its own loop thread's
         /// count is what replaying them cost it (with `--separate-threads=yes`).
         case catchUp = "catch-up"
@@ -37,6 +40,9 @@ enum BusWorkload {
         // Under callgrind a batch takes longer than the 200 ms after which the coordinator sends an unacknowledged
         // ACTION again: those re-sends, and the worker's answers to them, came and went from run to run.
         configuration.firstResend = .seconds(600)
+        // Likewise a lock-step dispatch outlasts the 1 ms for which a COMPLETED waits to travel with the next ACTION,
+        // which it does in a shipped run: alone, it cost a second message and wake-up from run to run.
+        configuration.completedWindow = .seconds(600)
         if durable {
             configuration.dataDirectory = FileManager.default.temporaryDirectory
                 .appendingPathComponent("flux-instructions-\(getpid())").path
@@ -46,16 +52,21 @@ enum BusWorkload {
         let coordinator = Coordinator(configuration: configuration, context: context, logger: quiet)
         Task { try await coordinator.run() }
         _ = try await coordinator.endpoints
-        var workerConfiguration = WorkerConfiguration(
-            id: "w1", coordinator: configuration.controlEndpoint, stores: [HostedStore(CounterStore.self)])
+        let hosted = scenario == .flight ? Flight.stores.map { [HostedStore($0)] } : [[HostedStore(CounterStore.self)]]
+        var workerConfiguration = WorkerConfiguration(id: "w1", coordinator: configuration.controlEndpoint, stores: hosted[0])
         workerConfiguration.heartbeatInterval = .seconds(60)
         // As `fluxbus worker` runs: nothing reads its events, and an `applied` event per action cost the worker's
         // thread about 3,600 instructions (an AsyncStream yield), which the shipped worker never pays.
         workerConfiguration.reportsEvents = false
-        let worker = Worker(configuration: workerConfiguration, context: context, logger: quiet)
-        Task { try await worker.run() }
+        for (index, stores) in hosted.enumerated() {
+            var configuration = workerConfiguration
+            configuration.id = "w\(index + 1)"
+            configuration.stores = stores
+            let worker = Worker(configuration: configuration, context: context, logger: quiet)
+            Task { try await worker.run() }
+        }
         let client = try await BusClient(endpoint: configuration.controlEndpoint, context: context)
-        while try await client.status().workers.filter({ $0.state == .live }).isEmpty {
+        while try await client.status().workers.filter({ $0.state == .live }).count < hosted.count {
             try await Task.sleep(for: .milliseconds(20))
         }
         switch scenario {
@@ -64,6 +75,16 @@ enum BusWorkload {
         case .bus:
             for _ in 0..<count {
                 let result = try await client.dispatch("counter.add", json: #"{"by":1}"#)
+                guard result.succeeded else { throw BusWorkloadFailure(description: "a dispatch failed: \(result.stores)") }
+            }
+        case .flight:
+            // As `fluxbus bench flight` sends them: five countries in turn, padded to 64 bytes.
+            let payloads = ["France", "Japan", "Germany", "Italy", "Spain"].map { country in
+                let bare = #"{"country":"\#(country)","pad":""}"#
+                return bare.replacingOccurrences(of: #""pad":"""#, with: #""pad":"\#(String(repeating: "x", count: 64 - bare.utf8.count))""#)
+            }
+            for n in 0..<count {
+                let result = try await client.dispatch("country-update", json: payloads[n % payloads.count])
                 guard result.succeeded else { throw BusWorkloadFailure(description: "a dispatch failed: \(result.stores)") }
             }
         case .batch:

@@ -33,7 +33,7 @@ if let scenario = arguments.first.flatMap(BusWorkload.Scenario.init(rawValue:)),
 guard arguments.count >= 2, let workload = InProcessBenchmarks.workload(String(arguments.first!)),
     let count = Int(arguments.dropFirst().first!), count >= 0
 else {
-    print("usage: flux-instructions dispatcher|redux COUNT [floor] | bus|batch|status|catch-up COUNT [durable|durable-off]")
+    print("usage: flux-instructions dispatcher|redux COUNT [floor] | bus|batch|status|flight|catch-up COUNT [durable|durable-off]")
     exit(2)
 }
 let floor = arguments.dropFirst(2).first == "floor"
