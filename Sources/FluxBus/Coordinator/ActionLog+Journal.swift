@@ -71,13 +71,11 @@ extension ActionLog {
         }
     }
 
-    /// Has SQLite apply the journaled writes it does not hold yet, in one transaction, and waits for it (and for any
-    /// application still running in the background). Before every read of SQLite, and before a commit straight to it.
-    /// - Throws: ``BusError`` (`storage`) when SQLite cannot write them, or could not write an earlier application.
+    /// Has SQLite apply the journaled writes it does not hold yet, in one transaction. Before every read of SQLite, at
+    /// every tick, and once enough wait (``isApplyDue``).
+    /// - Throws: ``BusError`` (`storage`) when SQLite cannot write them.
     func applyJournal() throws {
-        // With an application still on SQLite's queue, this waits for it, and throws if it failed: a read must not
-        // miss its writes.
-        guard !journaled.isEmpty || applyPending else { return try throwIfApplyFailed() }
+        guard !journaled.isEmpty else { return }
         do {
             if let metrics { try metrics.timingApply { try applyToSQLite([]) } } else { try applyToSQLite([]) }
         } catch {
@@ -85,36 +83,26 @@ extension ActionLog {
         }
     }
 
-    /// Hands the journaled writes to SQLite's own queue, which applies them in one transaction while the loop goes on:
-    /// about a millisecond per 32 lock-step commits that the loop thread no longer spends between an ACTION and its
-    /// ACK, or between a decision and its RELEASE. Every later use of the connection (a read, a commit straight to
-    /// SQLite, the journal's restart) queues behind it, so none misses a write. A failure is kept
-    /// (``SQLiteApplyFailure``): no later write reaches SQLite, and the loop's next use of the log throws it.
-    func applyJournalInBackground() {
-        guard !journaled.isEmpty else { return }
-        var records: [(writes: [LogWrite], at: Double)] = []
-        swap(&records, &journaled)
-        let job = BackgroundApply(
-            applier: applier, metrics: metrics, records: records, place: journal.map { ($0.generation, $0.lastCounter) })
-        journaledBytes = 0
-        countCommit()
-        applyPending = true
-        database.asyncWriteWithoutTransaction { db in job.run(in: db) }
-    }
-
-    /// The failure of an application in the background, as the storage error that stops the coordinator.
-    func throwIfApplyFailed() throws {
-        if let error = applier.failure.error { throw writeFailure(error) }
-    }
-
     /// Runs the journaled writes SQLite does not hold yet and then `writes` in one transaction, which also records how
     /// far SQLite holds the journal: under `generation` when the journal is about to start again.
     func applyToSQLite(_ writes: [LogWrite], generation: UInt64? = nil) throws {
-        let place = journal.flatMap { journal in
-            !journaled.isEmpty || generation != nil ? (generation ?? journal.generation, journal.lastCounter) : nil
+        let records = journal.map { (generation: generation ?? $0.generation, counter: $0.lastCounter) }
+        let recordsPlace = !journaled.isEmpty || generation != nil
+        let now = Date().timeIntervalSince1970
+        try database.writeWithoutTransaction { db in
+            try statements.transaction(in: db) {
+                for (record, at) in journaled {
+                    for write in record { try write.perform(in: db, codec: codec, statements: statements, at: at) }
+                }
+                for write in writes { try write.perform(in: db, codec: codec, statements: statements, at: now) }
+                if recordsPlace, let records {
+                    var row = RowBinder(try statements.journal(in: db))
+                    row.integer(records.generation)
+                    row.integer(records.counter)
+                    try row.run(in: db)
+                }
+            }
         }
-        try database.writeWithoutTransaction { db in try applier.write(journaled, then: writes, place: place, in: db) }
-        applyPending = false
         journaled.removeAll(keepingCapacity: true)
         journaledBytes = 0
         countCommit()
@@ -166,60 +154,5 @@ extension ActionLog {
         return BusError(code: .storage, message: "cannot write the log\(path.map { " \($0)" } ?? ""): \(error). "
             + "The coordinator stops rather than publish what it could not log; check the disk (space, permissions, "
             + "errors in the system log), then start it again: it resumes from what was committed")
-    }
-}
-
-/// What writes journaled records to SQLite, on its queue: the log's statements and codec, and the failure of an
-/// application in the background. Unchecked: the statements are only ever used on that serial queue (every use of
-/// the connection goes through it), and the codec is a value.
-struct JournalApplier: @unchecked Sendable {
-    let statements: LogStatements
-    let codec: Codec
-    let failure = SQLiteApplyFailure()
-
-    /// One transaction: `records`, then `writes`, then the journal's `place` when given. Nothing, and the earlier
-    /// failure thrown, once an application in the background failed: what it held would be missing from SQLite under
-    /// a journal place past it.
-    func write(
-        _ records: [(writes: [LogWrite], at: Double)], then writes: [LogWrite], place: (generation: UInt64, counter: UInt64)?,
-        in db: Database
-    ) throws {
-        if let error = failure.error { throw error }
-        guard !records.isEmpty || !writes.isEmpty || place != nil else { return }
-        let now = Date().timeIntervalSince1970
-        try statements.transaction(in: db) {
-            for (record, at) in records {
-                for write in record { try write.perform(in: db, codec: codec, statements: statements, at: at) }
-            }
-            for write in writes { try write.perform(in: db, codec: codec, statements: statements, at: now) }
-            if let place {
-                var row = RowBinder(try statements.journal(in: db))
-                row.integer(place.generation)
-                row.integer(place.counter)
-                try row.run(in: db)
-            }
-        }
-    }
-}
-
-/// An application of journaled writes handed to SQLite's queue, with its records (moved out of the log) and the
-/// journal's place after them. It holds the applier, not the log: the log is then never released on that queue.
-private struct BackgroundApply: @unchecked Sendable {
-    let applier: JournalApplier
-    let metrics: LogMetrics?
-    let records: [(writes: [LogWrite], at: Double)]
-    let place: (generation: UInt64, counter: UInt64)?
-
-    func run(in db: Database) {
-        guard applier.failure.error == nil else { return }
-        do {
-            if let metrics {
-                try metrics.timingApply { try applier.write(records, then: [], place: place, in: db) }
-            } else {
-                try applier.write(records, then: [], place: place, in: db)
-            }
-        } catch {
-            applier.failure.record(error)
-        }
     }
 }

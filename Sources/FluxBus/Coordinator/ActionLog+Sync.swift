@@ -31,8 +31,7 @@ extension ActionLog {
     ///   anyway, it just stays large.
     func syncIfBatched() throws {
         guard directory != nil else { return }
-        try throwIfApplyFailed()
-        applyJournalInBackground()
+        try applyJournal()
         // Past half full, the journal starts again here, between dispatches, rather than on one's path once full.
         if let journal, journal.offset > journal.capacity / 2 { try restartJournal() }
         if commitsSinceTruncation >= Self.commitsPerTruncation {

@@ -14,8 +14,7 @@ import GRDBSQLite
 /// reaches a worker before its record is committed; with `--sync always` the engine may publish before the commit's
 /// fsync (``flushDeferringSync()``, ``syncCommitted()``), and tells no one of the action until it is done.
 ///
-/// It is only ever used on the coordinator's I/O thread, but for SQLite's application of journaled writes, which
-/// runs on the connection's own serial queue (``applyJournalInBackground()``).
+/// It is only ever used on the coordinator's I/O thread.
 final class ActionLog: BufferedLog {
     typealias Sync = LogSync
 
@@ -48,10 +47,6 @@ final class ActionLog: BufferedLog {
     var journaled: [(writes: [LogWrite], at: Double)] = []
     var journaledRecords: Int { journaled.count }
     var journaledBytes = 0
-    /// Writes journaled records to SQLite, on the loop thread or in the background, and keeps a failure there.
-    lazy var applier = JournalApplier(statements: statements, codec: codec)
-    /// Whether an application handed to SQLite's queue may still run: no write on the loop thread has waited for it.
-    var applyPending = false
     /// The last action's sequence committed, to the journal or to SQLite: the journal takes only actions after it, in
     /// order, as SQLite's table would (an action out of order is an engine bug, which SQLite's commit refuses whole).
     var lastCommittedAction: UInt64 = 0
@@ -65,9 +60,6 @@ final class ActionLog: BufferedLog {
     var path: String? { directory.map { ($0 as NSString).appendingPathComponent(Self.fileName) } }
 
     deinit {
-        // An application still running in the background ends first: it uses the statements. (None holds the log, so
-        // this never runs on SQLite's queue itself.)
-        database.writeWithoutTransaction { _ in }
         // Finalized before the connection closes, which an unfinalized statement would keep open.
         statements.drop()
     }
@@ -267,7 +259,6 @@ final class ActionLog: BufferedLog {
     ///   SQLite's turn to apply the journaled writes.
     func flushDeferringSync() throws -> Bool {
         guard !buffer.writes.isEmpty else { return false }
-        try throwIfApplyFailed()
         if let record = journalRecord() {
             do {
                 try journalBuffer(record)
@@ -313,7 +304,7 @@ final class ActionLog: BufferedLog {
             walSyncOwed = false
             try identity.committed(beside: path)
         }
-        if isApplyDue { applyJournalInBackground() }
+        if isApplyDue { try applyJournal() }
     }
 
     private func timingSync(_ sync: () throws -> Void) throws {
