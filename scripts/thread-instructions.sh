@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Instructions per operation of each thread of an in-process bus workload (`FluxInstructions`), by callgrind: the
 # workload runs with 0 and with N operations, and each thread's difference over N is printed (threads over 1,000).
-# Threads are numbered by callgrind in the order they started: in `bus` and `status` the coordinator's loop is 05 and
-# the worker's 09; in `flight` the workers hosting country, city and price are 09, 10 and 11 (or 12).
+# Threads are numbered by callgrind in the order they started: in `bus` the coordinator's loop was 05 and the worker's
+# 09; in `flight` the coordinator's 05 and the workers hosting country, city and price 09, 10 and 11 (or 12).
 #
 #   scripts/thread-instructions.sh SCENARIO N [durable|durable-off] [FLUXINSTRUCTIONS]
 #   VALGRIND=/opt/vg324/usr/bin/valgrind.bin VALGRIND_LIB=/opt/vg324/usr/libexec/valgrind \

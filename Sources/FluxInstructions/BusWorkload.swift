@@ -1,5 +1,6 @@
 import FluxBus
 import FluxBusProtocol
+import FluxBusTools
 import FluxStores
 import Foundation
 import Logging
@@ -73,20 +74,10 @@ enum BusWorkload {
         case .status:
             for _ in 0..<count { _ = try await client.status() }
         case .bus:
-            for _ in 0..<count {
-                let result = try await client.dispatch("counter.add", json: #"{"by":1}"#)
-                guard result.succeeded else { throw BusWorkloadFailure(description: "a dispatch failed: \(result.stores)") }
-            }
+            try await lockStep(count, "counter.add", [Array(#"{"by":1}"#.utf8)], client: client)
         case .flight:
-            // As `fluxbus bench flight` sends them: five countries in turn, padded to 64 bytes.
-            let payloads = ["France", "Japan", "Germany", "Italy", "Spain"].map { country in
-                let bare = #"{"country":"\#(country)","pad":""}"#
-                return bare.replacingOccurrences(of: #""pad":"""#, with: #""pad":"\#(String(repeating: "x", count: 64 - bare.utf8.count))""#)
-            }
-            for n in 0..<count {
-                let result = try await client.dispatch("country-update", json: payloads[n % payloads.count])
-                guard result.succeeded else { throw BusWorkloadFailure(description: "a dispatch failed: \(result.stores)") }
-            }
+            // As `fluxbus bench flight` sends them, at its default 64 bytes.
+            try await lockStep(count, "country-update", ClusterBenchmarks.flightPayloads(bytes: 64), client: client)
         case .batch:
             try await dispatchBatches(count, client: client)
         case .catchUp:
@@ -98,6 +89,14 @@ enum BusWorkload {
             while try await client.status().workers.filter({ $0.state == .live }).count < 2 {
                 try await Task.sleep(for: .milliseconds(20))
             }
+        }
+    }
+
+    /// `count` dispatches of `actionType`, one at a time, with `payloads` in turn.
+    static func lockStep(_ count: Int, _ actionType: String, _ payloads: [[UInt8]], client: BusClient) async throws {
+        for n in 0..<count {
+            let result = try await client.dispatch(actionType, payload: payloads[n % payloads.count])
+            guard result.succeeded else { throw BusWorkloadFailure(description: "a dispatch failed: \(result.stores)") }
         }
     }
 

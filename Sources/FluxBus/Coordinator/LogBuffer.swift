@@ -68,7 +68,7 @@ final class LogBuffer {
     /// copying one, and nothing waits any more.
     func takeWrites() -> [LogWrite] {
         var taken: [LogWrite] = []
-        // A lock-step dispatch's commit has five writes: the next one's array grows once, not three times.
+        // A lock-step dispatch's commit has five writes: the next one's array is allocated once, not grown three times.
         taken.reserveCapacity(8)
         swap(&taken, &writes)
         firstUnflushedAction = nil

@@ -4,7 +4,7 @@ import FluxBusProtocol
 
 /// The distributed scenarios that dispatch through a coordinator: `workers-N`, `flight`, `durable-*`, `memory`,
 /// and the `batch` slot.
-enum ClusterBenchmarks {
+package enum ClusterBenchmarks {
     /// One dispatch scenario's shape.
     struct Shape {
         var name: String
@@ -29,13 +29,17 @@ enum ClusterBenchmarks {
 
     /// The flight chain on three worker processes: country ← city ← price, each wait across processes.
     static func flightShape(settings: BenchSettings) -> Shape {
-        let countries = ["France", "Japan", "Germany", "Italy", "Spain"]
-        let payloads = countries.map { PaddedJSON.make(#""country":"\#($0)""#, bytes: settings.payloadBytes) }
+        let payloads = flightPayloads(bytes: settings.payloadBytes)
         return Shape(
             name: "flight", operation: "one lock-step country-update through country ← city ← price on 3 worker processes",
             workers: [("bench-country", ["country=country"]), ("bench-city", ["city=city"]), ("bench-price", ["price=price"])],
             stores: ["country", "city", "price"],
             action: { n in ("country-update", payloads[n % payloads.count]) })
+    }
+
+    /// The `country-update` payloads `flight` sends in turn, each padded to `bytes` (FluxInstructions sends them too).
+    package static func flightPayloads(bytes: Int) -> [[UInt8]] {
+        ["France", "Japan", "Germany", "Italy", "Spain"].map { PaddedJSON.make(#""country":"\#($0)""#, bytes: bytes) }
     }
 
     /// Runs `body` with a client on the scenario's cluster: the one at `settings.control`, or one started here and
