@@ -89,12 +89,17 @@ extension ActionLog {
         let records = journal.map { (generation: generation ?? $0.generation, counter: $0.lastCounter) }
         let recordsPlace = !journaled.isEmpty || generation != nil
         let now = Date().timeIntervalSince1970
+        let settled = SettledWrites(journaled.lazy.map(\.writes) + CollectionOfOne(writes))
         try database.writeWithoutTransaction { db in
             try statements.transaction(in: db) {
                 for (record, at) in journaled {
-                    for write in record { try write.perform(in: db, codec: codec, statements: statements, at: at) }
+                    for write in record where !settled.isDead(write) {
+                        try write.perform(in: db, codec: codec, statements: statements, at: at)
+                    }
                 }
-                for write in writes { try write.perform(in: db, codec: codec, statements: statements, at: now) }
+                for write in writes where !settled.isDead(write) {
+                    try write.perform(in: db, codec: codec, statements: statements, at: now)
+                }
                 if recordsPlace, let records {
                     var row = RowBinder(try statements.journal(in: db))
                     row.integer(records.generation)

@@ -59,7 +59,7 @@ extension CoordinatorEngine {
         outcomes.append(contentsOf: flight.notReady)
         outcomes.append(contentsOf: joinedLateOutcomes(of: flight))
         lastCompleted = flight.sequence
-        let micros = UInt64(max(0, (now - flight.startedAt).microseconds))
+        let micros = now.microseconds(since: flight.startedAt)
         let completed = Message.Completed(
             epoch: epoch, sequence: flight.sequence, actionType: flight.action.actionType, elapsedMicros: micros,
             outcomes: outcomes)
@@ -81,7 +81,7 @@ extension CoordinatorEngine {
 
     /// Sends the request's answer to everyone who asked under its id, and records it for retries.
     private func answer(_ request: CurrentRequest, lastOutcomes: [Outcome]) {
-        let micros = UInt64(max(0, (now - request.startedAt).microseconds))
+        let micros = now.microseconds(since: request.startedAt)
         let trace = request.trace.map { TraceWaterfall(trace: $0, answeredAt: clockNow()).steps } ?? []
         func message(_ requestID: String) -> Message {
             request.isBatch

@@ -52,7 +52,7 @@ struct DispatchWindow {
     /// The figures at `now`: rates since the oldest count kept, percentiles over the latencies kept.
     func figures(at now: MonotonicTime) -> DispatchFigures {
         let oldest = counts.count < Self.countCapacity ? counts[0] : counts[nextCount]
-        let elapsedMicros = max((now - oldest.at).microseconds, 0)
+        let elapsedMicros = now.microseconds(since: oldest.at)
         func rate(_ delta: UInt64) -> UInt64 {
             elapsedMicros == 0 ? 0 : UInt64((Double(delta) * 1e9 / Double(elapsedMicros)).rounded())
         }

@@ -19,6 +19,12 @@ struct MonotonicTime: Comparable, Hashable, Sendable, CustomStringConvertible {
         .nanoseconds(later.nanoseconds - earlier.nanoseconds)
     }
 
+    /// Whole microseconds since `earlier`, 0 if it is later. Straight from the nanoseconds: every completion and every
+    /// worker's ACK times itself, and going through a `Duration`'s 128-bit arithmetic cost some 190 instructions each.
+    func microseconds(since earlier: MonotonicTime) -> UInt64 {
+        UInt64(max(0, (nanoseconds - earlier.nanoseconds) / 1_000))
+    }
+
     static func < (lhs: MonotonicTime, rhs: MonotonicTime) -> Bool { lhs.nanoseconds < rhs.nanoseconds }
 
     var description: String { "\(Double(nanoseconds) / 1e9)s" }

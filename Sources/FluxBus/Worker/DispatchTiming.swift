@@ -28,5 +28,5 @@ struct DispatchTiming {
         }
     }
 
-    private func micros(_ time: MonotonicTime) -> UInt64 { UInt64(max(0, (time - receivedAt).microseconds)) }
+    private func micros(_ time: MonotonicTime) -> UInt64 { time.microseconds(since: receivedAt) }
 }
