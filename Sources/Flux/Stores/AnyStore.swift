@@ -36,12 +36,9 @@ package final class AnyStore {
         awaitAction = { action, context in try await handlers.handle(action, context: context) }
         hasAsyncHandlers = handlers.hasAsyncHandlers
         asyncHandler = { handlers.isAsync($0) }
-        currentOutput = {
-            let output = store.output()
-            return isNothingPublished(output) ? nil : .value(output)
-        }
+        currentOutput = Self.outputReader(of: store)
         encodeState = { try JSONCoding.encode(store.state) }
-        keptDigest = { (store.state as? any DigestedState)?.stateDigest }
+        keptDigest = Self.digestReader(of: store)
         restoreState = { bytes in
             do {
                 store.state = try JSONCoding.decode(S.State.self, from: bytes)
