@@ -253,7 +253,9 @@ final class ActionLog: BufferedLog {
     ///   publish what it could not log.
     func flush() throws {
         _ = try flushDeferringSync()
-        try syncCommitted()
+        // Durable before the caller goes on: a decision's RELEASE waits for this. SQLite's turn to apply the journal
+        // waits for the next commit that publishes, or the next tick, rather than sit on that RELEASE's path.
+        try syncCommitted(applyingJournal: false)
     }
 
     /// Commits every buffered write: appended to the journal as one record, or, when the journal does not take them,
@@ -299,7 +301,9 @@ final class ActionLog: BufferedLog {
 
     /// Syncs the journal or the WAL after a commit, then moves the mark: it never names more than the disk holds. Then
     /// SQLite applies the journaled writes, when enough wait.
-    func syncCommitted() throws {
+    func syncCommitted() throws { try syncCommitted(applyingJournal: true) }
+
+    private func syncCommitted(applyingJournal: Bool) throws {
         if journalSyncOwed || walSyncOwed {
             if journalSyncOwed, let journal { try timingSync { try journal.sync() } }
             if walSyncOwed, let walSync { try timingSync { try walSync.sync() } }
@@ -307,7 +311,7 @@ final class ActionLog: BufferedLog {
             walSyncOwed = false
             try identity.committed(beside: path)
         }
-        if isApplyDue { try applyJournal() }
+        if applyingJournal, isApplyDue { try applyJournal() }
     }
 
     private func timingSync(_ sync: () throws -> Void) throws {
