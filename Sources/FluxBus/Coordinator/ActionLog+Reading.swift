@@ -152,4 +152,24 @@ extension ActionLog {
         let count = Int(sqlite3_column_bytes(statement, index))
         return try read(UnsafeBufferPointer(start: bytes?.assumingMemoryBound(to: UInt8.self), count: bytes == nil ? 0 : count))
     }
+
+    /// One read of the action's row; nil too for a row without a chain (a log from before chains keeps none).
+    func loggedEntry(at sequence: UInt64) throws -> LoggedEntry? {
+        try applyJournal()
+        return try database.inDatabase { db in
+            var entry: LoggedEntry?
+            try forEachStoredAction(in: sequence...sequence, db) { stored in
+                entry = stored.chain.map { LoggedEntry(chain: $0, epoch: stored.epoch) }
+            }
+            return entry
+        }
+    }
+
+    /// Calls `body` with each action the log holds in `range`, oldest first, from both of its tables (``StoredActions``);
+    /// each is valid only during its call.
+    func forEachStoredAction(in range: ClosedRange<UInt64>, _ db: Database, _ body: (StoredActions.Action) throws -> Void) throws {
+        var actions = try StoredActions(db, statements: statements, in: range)
+        defer { actions.finish() }
+        while let action = try actions.next(db) { try body(action) }
+    }
 }

@@ -43,4 +43,12 @@ extension ActionLog {
         }
         return bytes
     }
+
+    /// A recorded snapshot's bytes `offset..<offset + count`, read through SQLite once the journal is applied.
+    func snapshotBytes(store: String, sequence: UInt64, offset: UInt64, count: Int) throws -> [UInt8]? {
+        try applyJournal()
+        return try snapshotBytes(store: store, sequence: sequence, offset: offset, count: count) { end in
+            try database.inDatabase { db in try Self.readSnapshotBytes(db, store: store, sequence: sequence, from: offset, to: end) }
+        }
+    }
 }

@@ -219,34 +219,7 @@ final class ActionLog: BufferedLog {
         return (recovered, holding, tail ?? 0)
     }
 
-    /// One read of the action's row; nil too for a row without a chain (a log from before chains keeps none).
-    func loggedEntry(at sequence: UInt64) throws -> LoggedEntry? {
-        try applyJournal()
-        return try database.inDatabase { db in
-            var entry: LoggedEntry?
-            try forEachStoredAction(in: sequence...sequence, db) { stored in
-                entry = stored.chain.map { LoggedEntry(chain: $0, epoch: stored.epoch) }
-            }
-            return entry
-        }
-    }
-
-    /// Calls `body` with each action the log holds in `range`, oldest first, from both of its tables (``StoredActions``);
-    /// each is valid only during its call.
-    func forEachStoredAction(in range: ClosedRange<UInt64>, _ db: Database, _ body: (StoredActions.Action) throws -> Void) throws {
-        var actions = try StoredActions(db, statements: statements, in: range)
-        defer { actions.finish() }
-        while let action = try actions.next(db) { try body(action) }
-    }
-
     // MARK: - Writing (the rest is ``BufferedLog``'s)
-
-    func snapshotBytes(store: String, sequence: UInt64, offset: UInt64, count: Int) throws -> [UInt8]? {
-        try applyJournal()
-        return try snapshotBytes(store: store, sequence: sequence, offset: offset, count: count) { end in
-            try database.inDatabase { db in try Self.readSnapshotBytes(db, store: store, sequence: sequence, from: offset, to: end) }
-        }
-    }
 
     /// Commits every buffered write, and syncs it with `--sync always`.
     /// - Throws: ``BusError`` (`storage`) when the log cannot be written: the coordinator must stop rather than
