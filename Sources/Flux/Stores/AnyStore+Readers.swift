@@ -12,8 +12,8 @@ extension AnyStore {
         return reader(digested)
     }
 
-    /// The store's output, nil when it publishes nothing (``isNothingPublished(_:)``): always for ``NoOutput``, for a
-    /// nil optional, never for any other type.
+    /// The store's output, nil when it stands for "nothing published": always for ``NoOutput``, for a nil optional
+    /// (``OptionalOutput``), never for any other type.
     static func outputReader<S: Store>(of store: S) -> () -> Value? {
         if S.Output.self == NoOutput.self { return { nil } }
         guard let optional = S.Output.self as? any OptionalOutput.Type else { return { .value(store.output()) } }

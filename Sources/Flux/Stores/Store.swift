@@ -52,11 +52,6 @@ extension Store where Output == NoOutput {
     public func output() -> NoOutput { NoOutput() }
 }
 
-/// Whether an output stands for "nothing published": ``NoOutput``, or a nil optional.
-package func isNothingPublished(_ output: Any) -> Bool {
-    output is NoOutput || (output as? any OptionalOutput)?.isNone == true
-}
-
 /// Lets a generic output say it is a nil optional.
 package protocol OptionalOutput {
     var isNone: Bool { get }
