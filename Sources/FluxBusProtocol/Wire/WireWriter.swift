@@ -12,8 +12,17 @@ package struct WireWriter: WireVisitor {
     package private(set) var count = 0
 
     package init(capacity: Int) {
-        storage = [UInt8](repeating: 0, count: capacity)
+        storage = Self.zeroed(capacity)
     }
+
+    /// `count` zero bytes. `[UInt8](repeating:count:)` allocates through a generic entry point of the standard library
+    /// that looks up the storage's type metadata at every call; copying from a buffer is specialized here, and costs
+    /// about half as many instructions for a frame's size (some 450 against 850 for 200 bytes).
+    private static func zeroed(_ count: Int) -> [UInt8] {
+        guard count <= zeroPage.count else { return [UInt8](repeating: 0, count: count) }
+        return zeroPage.withUnsafeBytes { [UInt8](UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+    }
+    private static let zeroPage = [UInt8](repeating: 0, count: 4096)
 
     /// The bytes written. The codec reserves exactly what ``WireSizer`` measured, so its frame is not copied.
     package var bytes: [UInt8] { count == storage.count ? storage : Array(storage[..<count]) }
