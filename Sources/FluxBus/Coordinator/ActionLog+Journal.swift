@@ -26,21 +26,21 @@ extension ActionLog {
     /// ACTION for its action, a RELEASE for its decision), they are few, they all go to the journal, and the record
     /// takes at most a quarter of it; nil sends them to SQLite directly (outcomes and answers alone, snapshots,
     /// compaction, a batch too large for the journal).
-    func journalRecord() -> (body: [UInt8], at: Double)? {
+    func journalRecord() -> (body: [UInt8], at: Double, blobs: [[UInt8]])? {
         guard let journal, buffer.writes.count <= Self.journaledWritesAtMost,
             buffer.writes.contains(where: { switch $0 { case .action, .actions, .decision: true; default: false } }),
             actionsFollowInOrder(buffer.writes)
         else { return nil }
         let now = Date().timeIntervalSince1970
-        guard let body = JournalWrite.encode(buffer.writes, at: now, codec: codec),
+        guard let (body, blobs) = JournalWrite.encode(buffer.writes, at: now, codec: codec),
             LogJournal.footprint(body.count) <= journal.capacity / 4
         else { return nil }
-        return (body, now)
+        return (body, now, blobs)
     }
 
     /// Appends the buffered writes to the journal as one record: they are committed from then on, as a killed process
     /// goes; with `--sync always`, ``syncCommitted()`` makes them survive a power cut.
-    func journalBuffer(_ record: (body: [UInt8], at: Double)) throws {
+    func journalBuffer(_ record: (body: [UInt8], at: Double, blobs: [[UInt8]])) throws {
         guard let journal else { return }
         let body = record.body
         let started = metrics == nil ? nil : ContinuousClock.now
@@ -49,7 +49,7 @@ extension ActionLog {
         let writes = buffer.takeWrites()
         for write in writes { indexRequestID(of: write) }
         noteActions(in: writes)
-        journaled.append((writes, record.at))
+        journaled.append(JournalRecord(writes: writes, at: record.at, blobs: record.blobs))
         journaledBytes += body.count
         if let started { metrics?.committed(in: .now - started) }
     }
@@ -86,24 +86,28 @@ extension ActionLog {
     /// Runs the journaled writes SQLite does not hold yet and then `writes` in one transaction, which also records how
     /// far SQLite holds the journal: under `generation` when the journal is about to start again.
     func applyToSQLite(_ writes: [LogWrite], generation: UInt64? = nil) throws {
-        let records = journal.map { (generation: generation ?? $0.generation, counter: $0.lastCounter) }
+        let place = journal.map { (generation: generation ?? $0.generation, counter: $0.lastCounter) }
         let recordsPlace = !journaled.isEmpty || generation != nil
-        let now = Date().timeIntervalSince1970
-        let settled = SettledWrites(journaled.lazy.map(\.writes) + CollectionOfOne(writes))
+        var records = journaled
+        if !writes.isEmpty {
+            records.append(JournalRecord(writes: writes, at: Date().timeIntervalSince1970, blobs: writes.compactMap { $0.encodedBlob(codec) }))
+        }
+        let settled = SettledWrites(records.lazy.map { $0.writes })
+        let answers = FoldedAnswers(records)
         try database.writeWithoutTransaction { db in
             try statements.transaction(in: db) {
-                for (record, at) in journaled {
-                    for write in record where !settled.isDead(write) {
-                        try write.perform(in: db, codec: codec, statements: statements, at: at)
+                for record in records {
+                    try record.forEachWrite { write, blob in
+                        guard !settled.isDead(write), !answers.isFolded(write) else { return }
+                        // An action's request row takes the answer that folds into it; other writes their own blob.
+                        let row = write.requestRow.map { answers.answer(forRowOf: $0.requestID, at: $0.sequence) } ?? blob
+                        try write.perform(in: db, codec: codec, statements: statements, at: record.at, blob: row)
                     }
                 }
-                for write in writes where !settled.isDead(write) {
-                    try write.perform(in: db, codec: codec, statements: statements, at: now)
-                }
-                if recordsPlace, let records {
+                if recordsPlace, let place {
                     var row = RowBinder(try statements.journal(in: db))
-                    row.integer(records.generation)
-                    row.integer(records.counter)
+                    row.integer(place.generation)
+                    row.integer(place.counter)
                     try row.run(in: db)
                 }
             }
@@ -142,9 +146,9 @@ extension ActionLog {
         let records = generation == 0 ? [] : try journal.records(of: generation, after: counter)
         for record in records {
             do {
-                let (writes, at) = try JournalWrite.decode(record.body, codec: codec)
+                let (writes, blobs, at) = try JournalWrite.decode(record.body, codec: codec)
                 // A record written before records said their time takes the time it is applied.
-                journaled.append((writes, at ?? Date().timeIntervalSince1970))
+                journaled.append(JournalRecord(writes: writes, at: at ?? Date().timeIntervalSince1970, blobs: blobs))
             } catch {
                 throw LogDamage(detail: "record \(record.counter) of \(journal.path) is whole but cannot be read: \(error)")
             }

@@ -44,7 +44,7 @@ final class ActionLog: BufferedLog {
     let journal: LogJournal?
     /// The records the journal holds and SQLite does not yet, in order: each commit's writes (moved out of the buffer,
     /// not copied) with its time; how many bytes they came in.
-    var journaled: [(writes: [LogWrite], at: Double)] = []
+    var journaled: [JournalRecord] = []
     var journaledRecords: Int { journaled.count }
     var journaledBytes = 0
     /// The last action's sequence committed, to the journal or to SQLite: the journal takes only actions after it, in

@@ -21,9 +21,11 @@ enum JournalWrite {
         case actions
     }
 
-    /// The writes as a record's body; nil when one of them is not journaled.
-    static func encode(_ writes: [LogWrite], at time: Double, codec: Codec) -> [UInt8]? {
+    /// The writes as a record's body, and each one's ``LogWrite/encodedBlob(_:)`` in order, which SQLite's rows take
+    /// as they are; nil when one of the writes is not journaled.
+    static func encode(_ writes: [LogWrite], at time: Double, codec: Codec) -> (body: [UInt8], blobs: [[UInt8]])? {
         var out = Writer()
+        var blobs: [[UInt8]] = []
         out.bytes.reserveCapacity(writes.count * 64)
         out.kind(.committedAt)
         out.u64(time.bitPattern)
@@ -62,10 +64,12 @@ enum JournalWrite {
                     out.optionalString(action.error)
                     out.u64(chain)
                 }
-            case .completion(let entry, let last):
+            case .completion(_, let last):
                 out.kind(.completions)
                 out.u64(last)
-                out.data(codec.encodeEntry(entry))
+                let entry = write.encodedBlob(codec) ?? []
+                out.data(entry)
+                blobs.append(entry)
             case .decision(let sequence, let output):
                 out.kind(.decision)
                 out.u64(sequence)
@@ -86,11 +90,13 @@ enum JournalWrite {
                         for store in step.waitsFor { out.string(store) }
                     }
                 }
-            case .answer(let requestID, let sequence, let message):
+            case .answer(let requestID, let sequence, _):
                 out.kind(.answer)
                 out.string(requestID)
                 out.u64(sequence)
-                out.data(codec.encode(message)[1])
+                let body = write.encodedBlob(codec) ?? []
+                out.data(body)
+                blobs.append(body)
             case .store(let name, let history):
                 out.kind(.store)
                 out.string(name)
@@ -108,14 +114,16 @@ enum JournalWrite {
                 return nil
             }
         }
-        return out.bytes
+        return (out.bytes, blobs)
     }
 
-    /// A record's body as the writes it holds, and the time of their commit when the record says it.
+    /// A record's body as the writes it holds, their blobs as ``encode(_:at:codec:)`` returned them, and the time of
+    /// their commit when the record says it.
     /// - Throws: ``LogDamage`` when the body is not one ``encode(_:at:codec:)`` wrote.
-    static func decode(_ body: [UInt8], codec: Codec) throws -> (writes: [LogWrite], at: Double?) {
+    static func decode(_ body: [UInt8], codec: Codec) throws -> (writes: [LogWrite], blobs: [[UInt8]], at: Double?) {
         var input = Reader(bytes: body)
         var writes: [LogWrite] = []
+        var blobs: [[UInt8]] = []
         var time: Double?
         while !input.isAtEnd {
             guard let kind = Kind(rawValue: try input.u8()) else { throw LogDamage(detail: "an unknown kind of write") }
@@ -145,15 +153,19 @@ enum JournalWrite {
                 guard !run.actions.isEmpty else { throw LogDamage(detail: "a run of no actions") }
                 writes.append(.actions(run))
             case .completion:
-                let entry = try input.entry(codec)
+                let bytes = try input.data()
+                let entry = try Reader.entry(bytes, codec)
                 writes.append(.completion(entry, last: entry.sequence))
+                blobs.append(bytes)
             case .completions:
                 let last = try input.u64()
-                let entry = try input.entry(codec)
+                let bytes = try input.data()
+                let entry = try Reader.entry(bytes, codec)
                 guard last >= entry.sequence else {
                     throw LogDamage(detail: "a run of completions from #\(entry.sequence) ends before it, at #\(last)")
                 }
                 writes.append(.completion(entry, last: last))
+                blobs.append(bytes)
             case .decision:
                 let sequence = try input.u64()
                 let store = try input.string()
@@ -177,7 +189,9 @@ enum JournalWrite {
                 writes.append(.plans(request: request, plans: plans))
             case .answer:
                 let (requestID, sequence) = (try input.string(), try input.u64())
-                writes.append(.answer(requestID: requestID, sequence: sequence, message: try codec.decode([Codec.signature, try input.data()])))
+                let body = try input.data()
+                writes.append(.answer(requestID: requestID, sequence: sequence, message: try codec.decode([Codec.signature, body])))
+                blobs.append(body)
             case .store:
                 let name = try input.string()
                 writes.append(.store(name, StoreHistory(from: try input.u64(), before: try input.u64())))
@@ -188,7 +202,7 @@ enum JournalWrite {
                 writes.append(.poison(PoisonMark(sequence: sequence, store: try input.string(), reason: try input.string())))
             }
         }
-        return (writes, time)
+        return (writes, blobs, time)
     }
 
     private struct Writer {
@@ -250,9 +264,8 @@ enum JournalWrite {
         mutating func optionalString() throws -> String? { try u8() == 0 ? nil : try string() }
         mutating func optionalData() throws -> [UInt8]? { try u8() == 0 ? nil : try data() }
 
-        mutating func entry(_ codec: Codec) throws -> ReplayEntry {
-            let bytes = try data()
-            return try bytes.withUnsafeBufferPointer { try codec.decodeEntry($0) }
+        static func entry(_ bytes: [UInt8], _ codec: Codec) throws -> ReplayEntry {
+            try bytes.withUnsafeBufferPointer { try codec.decodeEntry($0) }
         }
     }
 }

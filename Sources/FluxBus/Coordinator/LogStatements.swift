@@ -36,7 +36,10 @@ final class LogStatements {
         INSERT INTO action_run (first, last, epoch, origin, requestID, batchFirst, batchSize, loggedAt, actions)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
         """
-    static let insertRequestSQL = "INSERT OR REPLACE INTO request (requestID, sequence, fingerprint, actionType) VALUES (?, ?, ?, ?)"
+    /// A request's row, with its answer when the same transaction holds it (``FoldedAnswers``), else with none yet.
+    static let insertRequestSQL = """
+        INSERT OR REPLACE INTO request (requestID, sequence, fingerprint, actionType, result) VALUES (?, ?, ?, ?, ?)
+        """
     static let insertOutcomeSQL = "INSERT OR REPLACE INTO outcome (sequence, last, entry, completedAt) VALUES (?, ?, ?, ?)"
     static let insertPlanSQL = "INSERT OR REPLACE INTO plan (request, actionType, steps) VALUES (?, ?, ?)"
     static let upsertAnswerSQL = """

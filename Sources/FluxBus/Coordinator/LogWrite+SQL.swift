@@ -4,10 +4,12 @@ import GRDB
 
 /// How ``ActionLog``'s group commit applies each buffered write: SQL, one statement or a few per write.
 extension LogWrite {
-    /// Runs the write in the transaction of a group commit; `codec` encodes entries and answers as their columns hold
-    /// them, `statements` holds the hot path's prepared statements, and `now` (seconds since 1970) is the time of the
-    /// commit, which a journaled write keeps until SQLite applies it.
-    func perform(in db: Database, codec: Codec, statements: LogStatements, at now: Double) throws {
+    /// Runs the write in the transaction of a group commit; `codec` encodes the records a few rare writes hold,
+    /// `statements` holds the hot path's prepared statements, and `now` (seconds since 1970) is the time of the
+    /// commit, which a journaled write keeps until SQLite applies it. `blob` is what the row takes as bytes: a
+    /// completion's entry and an answer's body (``encodedBlob(_:)``), or the answer that an action's request row is
+    /// written with (``FoldedAnswers``).
+    func perform(in db: Database, codec: Codec, statements: LogStatements, at now: Double, blob: [UInt8]?) throws {
         switch self {
         case .epoch(let epoch):
             try db.cachedStatement(sql: "INSERT INTO epoch (epoch, startedAt) VALUES (?, ?)").execute(arguments: [epoch, now])
@@ -32,6 +34,7 @@ extension LogWrite {
                 request.integer(first)
                 request.integer(fingerprint)
                 request.text(action.actionType)
+                if let blob { request.blob(blob) } else { request.null() }
                 try request.run(in: db)
             }
         case .actions(let run):
@@ -54,6 +57,7 @@ extension LogWrite {
                 request.integer(first)
                 request.integer(run.fingerprint)
                 request.text(run.actions[0].actionType)
+                if let blob { request.blob(blob) } else { request.null() }
                 try request.run(in: db)
             }
         case .completion(let entry, let last):
@@ -62,7 +66,7 @@ extension LogWrite {
             var row = RowBinder(try statements.outcome(in: db))
             row.integer(entry.sequence)
             row.integer(last)
-            row.blob(codec.encodeEntry(entry))
+            row.blob(blob ?? codec.encodeEntry(entry))
             row.real(now)
             try row.run(in: db)
         case .decision(let sequence, let output):
@@ -86,7 +90,7 @@ extension LogWrite {
             var row = RowBinder(try statements.answer(in: db))
             row.text(requestID)
             row.integer(sequence)
-            row.blob(codec.encode(message)[1])
+            row.blob(blob ?? codec.encodeBody(message))
             try row.run(in: db)
         case .store(let name, let history):
             try db.cachedStatement(sql: "INSERT OR IGNORE INTO store (name, firstSeen, historyFrom, historyBefore) VALUES (?, ?, ?, ?)")

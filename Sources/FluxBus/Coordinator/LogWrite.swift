@@ -37,6 +37,24 @@ enum LogWrite {
         return (requestID, sequence)
     }
 
+    /// The bytes SQLite's row and the journal's record hold of what this write holds decoded: a completion's entry in
+    /// the protocol's record layout, an answer's body frame. Nil for every other write.
+    func encodedBlob(_ codec: Codec) -> [UInt8]? {
+        switch self {
+        case .completion(let entry, _): codec.encodeEntry(entry)
+        case .answer(_, _, let message): codec.encodeBody(message)
+        default: nil
+        }
+    }
+
+    /// Whether ``encodedBlob(_:)`` has bytes for this write.
+    var carriesBlob: Bool {
+        switch self {
+        case .completion, .answer: true
+        default: false
+        }
+    }
+
     /// The sequences of the actions this write logs, in order; nil for a write of no action.
     var loggedSequences: ClosedRange<UInt64>? {
         switch self {
