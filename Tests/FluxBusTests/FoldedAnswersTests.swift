@@ -21,7 +21,7 @@ struct FoldedAnswersTests {
     }
 
     static func record(_ writes: [LogWrite]) -> JournalRecord {
-        JournalRecord(writes: writes, at: 0, blobs: writes.compactMap { $0.encodedBlob(Codec()) })
+        JournalRecord(encoding: writes, at: 0, codec: Codec())
     }
 
     @Test func anAnswerFoldsIntoItsRequestsRowInTheSameTransaction() {
@@ -45,7 +45,7 @@ struct FoldedAnswersTests {
     /// Lock-step dispatches journaled one commit each and applied in one transaction: every completed request's row
     /// holds its answer, fingerprint and action type, and a lookup and a restart read them back.
     @Test func theTablesHoldEveryAnswerWithItsRow() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fluxbus-folded-\(UUID().uuidString.prefix(8))")
+        let directory = LogJournalTests.directory()
         defer { try? FileManager.default.removeItem(at: directory) }
         do {
             let log = try ActionLog(directory: directory.path, sync: .off)

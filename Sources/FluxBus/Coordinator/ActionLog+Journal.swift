@@ -26,7 +26,7 @@ extension ActionLog {
     /// ACTION for its action, a RELEASE for its decision), they are few, they all go to the journal, and the record
     /// takes at most a quarter of it; nil sends them to SQLite directly (outcomes and answers alone, snapshots,
     /// compaction, a batch too large for the journal).
-    func journalRecord() -> (body: [UInt8], at: Double, blobs: [[UInt8]])? {
+    func journalRecord() -> (body: [UInt8], at: Double, blobs: [[UInt8]?])? {
         guard let journal, buffer.writes.count <= Self.journaledWritesAtMost,
             buffer.writes.contains(where: { switch $0 { case .action, .actions, .decision: true; default: false } }),
             actionsFollowInOrder(buffer.writes)
@@ -40,7 +40,7 @@ extension ActionLog {
 
     /// Appends the buffered writes to the journal as one record: they are committed from then on, as a killed process
     /// goes; with `--sync always`, ``syncCommitted()`` makes them survive a power cut.
-    func journalBuffer(_ record: (body: [UInt8], at: Double, blobs: [[UInt8]])) throws {
+    func journalBuffer(_ record: (body: [UInt8], at: Double, blobs: [[UInt8]?])) throws {
         guard let journal else { return }
         let body = record.body
         let started = metrics == nil ? nil : ContinuousClock.now
@@ -90,15 +90,14 @@ extension ActionLog {
         let recordsPlace = !journaled.isEmpty || generation != nil
         var records = journaled
         if !writes.isEmpty {
-            records.append(JournalRecord(writes: writes, at: Date().timeIntervalSince1970, blobs: writes.compactMap { $0.encodedBlob(codec) }))
+            records.append(JournalRecord(encoding: writes, at: Date().timeIntervalSince1970, codec: codec))
         }
         let settled = SettledWrites(records.lazy.map { $0.writes })
         let answers = FoldedAnswers(records)
         try database.writeWithoutTransaction { db in
             try statements.transaction(in: db) {
                 for record in records {
-                    try record.forEachWrite { write, blob in
-                        guard !settled.isDead(write), !answers.isFolded(write) else { return }
+                    for (write, blob) in record.writesWithBlobs where !settled.isDead(write) && !answers.isFolded(write) {
                         // An action's request row takes the answer that folds into it; other writes their own blob.
                         let row = write.requestRow.map { answers.answer(forRowOf: $0.requestID, at: $0.sequence) } ?? blob
                         try write.perform(in: db, codec: codec, statements: statements, at: record.at, blob: row)

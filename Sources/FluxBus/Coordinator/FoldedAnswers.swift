@@ -16,7 +16,7 @@ struct FoldedAnswers {
         guard !compacts else { return }
         var rows: [UInt64: String] = [:]
         for record in records {
-            record.forEachWrite { write, blob in
+            for (write, blob) in record.writesWithBlobs {
                 if let (requestID, first) = write.requestRow {
                     rows[first] = requestID
                 } else if case .answer(let requestID, let sequence, _) = write, let blob, rows[sequence] == requestID {

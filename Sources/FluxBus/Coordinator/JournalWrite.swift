@@ -21,15 +21,18 @@ enum JournalWrite {
         case actions
     }
 
-    /// The writes as a record's body, and each one's ``LogWrite/encodedBlob(_:)`` in order, which SQLite's rows take
-    /// as they are; nil when one of the writes is not journaled.
-    static func encode(_ writes: [LogWrite], at time: Double, codec: Codec) -> (body: [UInt8], blobs: [[UInt8]])? {
+    /// The writes as a record's body, and each one's ``LogWrite/encodedBlob(_:)`` (``JournalRecord/blobs``), which
+    /// SQLite's rows take as they are; nil when one of the writes is not journaled.
+    static func encode(_ writes: [LogWrite], at time: Double, codec: Codec) -> (body: [UInt8], blobs: [[UInt8]?])? {
         var out = Writer()
-        var blobs: [[UInt8]] = []
+        var blobs: [[UInt8]?] = []
+        blobs.reserveCapacity(writes.count)
         out.bytes.reserveCapacity(writes.count * 64)
         out.kind(.committedAt)
         out.u64(time.bitPattern)
         for write in writes {
+            let blob = write.encodedBlob(codec)
+            blobs.append(blob)
             switch write {
             case .epoch(let epoch):
                 out.kind(.epoch)
@@ -67,9 +70,7 @@ enum JournalWrite {
             case .completion(_, let last):
                 out.kind(.completions)
                 out.u64(last)
-                let entry = write.encodedBlob(codec) ?? []
-                out.data(entry)
-                blobs.append(entry)
+                out.data(blob ?? [])
             case .decision(let sequence, let output):
                 out.kind(.decision)
                 out.u64(sequence)
@@ -94,9 +95,7 @@ enum JournalWrite {
                 out.kind(.answer)
                 out.string(requestID)
                 out.u64(sequence)
-                let body = write.encodedBlob(codec) ?? []
-                out.data(body)
-                blobs.append(body)
+                out.data(blob ?? [])
             case .store(let name, let history):
                 out.kind(.store)
                 out.string(name)
@@ -120,16 +119,19 @@ enum JournalWrite {
     /// A record's body as the writes it holds, their blobs as ``encode(_:at:codec:)`` returned them, and the time of
     /// their commit when the record says it.
     /// - Throws: ``LogDamage`` when the body is not one ``encode(_:at:codec:)`` wrote.
-    static func decode(_ body: [UInt8], codec: Codec) throws -> (writes: [LogWrite], blobs: [[UInt8]], at: Double?) {
+    static func decode(_ body: [UInt8], codec: Codec) throws -> (writes: [LogWrite], blobs: [[UInt8]?], at: Double?) {
         var input = Reader(bytes: body)
         var writes: [LogWrite] = []
-        var blobs: [[UInt8]] = []
+        var blobs: [[UInt8]?] = []
         var time: Double?
         while !input.isAtEnd {
             guard let kind = Kind(rawValue: try input.u8()) else { throw LogDamage(detail: "an unknown kind of write") }
+            // Every kind but the commit's time is one write, with its blob when it has one.
+            var blob: [UInt8]?
             switch kind {
             case .committedAt:
                 time = Double(bitPattern: try input.u64())
+                continue
             case .epoch:
                 writes.append(.epoch(try input.u64()))
             case .action:
@@ -156,7 +158,7 @@ enum JournalWrite {
                 let bytes = try input.data()
                 let entry = try Reader.entry(bytes, codec)
                 writes.append(.completion(entry, last: entry.sequence))
-                blobs.append(bytes)
+                blob = bytes
             case .completions:
                 let last = try input.u64()
                 let bytes = try input.data()
@@ -165,7 +167,7 @@ enum JournalWrite {
                     throw LogDamage(detail: "a run of completions from #\(entry.sequence) ends before it, at #\(last)")
                 }
                 writes.append(.completion(entry, last: last))
-                blobs.append(bytes)
+                blob = bytes
             case .decision:
                 let sequence = try input.u64()
                 let store = try input.string()
@@ -191,7 +193,7 @@ enum JournalWrite {
                 let (requestID, sequence) = (try input.string(), try input.u64())
                 let body = try input.data()
                 writes.append(.answer(requestID: requestID, sequence: sequence, message: try codec.decode([Codec.signature, body])))
-                blobs.append(body)
+                blob = body
             case .store:
                 let name = try input.string()
                 writes.append(.store(name, StoreHistory(from: try input.u64(), before: try input.u64())))
@@ -201,6 +203,7 @@ enum JournalWrite {
                 let sequence = try input.u64()
                 writes.append(.poison(PoisonMark(sequence: sequence, store: try input.string(), reason: try input.string())))
             }
+            blobs.append(blob)
         }
         return (writes, blobs, time)
     }

@@ -4,7 +4,7 @@ import GRDB
 
 /// How ``ActionLog``'s group commit applies each buffered write: SQL, one statement or a few per write.
 extension LogWrite {
-    /// Runs the write in the transaction of a group commit; `codec` encodes the records a few rare writes hold,
+    /// Runs the write in the transaction of a group commit; `codec` encodes the records the write holds,
     /// `statements` holds the hot path's prepared statements, and `now` (seconds since 1970) is the time of the
     /// commit, which a journaled write keeps until SQLite applies it. `blob` is what the row takes as bytes: a
     /// completion's entry and an answer's body (``encodedBlob(_:)``), or the answer that an action's request row is
@@ -34,7 +34,7 @@ extension LogWrite {
                 request.integer(first)
                 request.integer(fingerprint)
                 request.text(action.actionType)
-                if let blob { request.blob(blob) } else { request.null() }
+                request.blob(blob)
                 try request.run(in: db)
             }
         case .actions(let run):
@@ -57,7 +57,7 @@ extension LogWrite {
                 request.integer(first)
                 request.integer(run.fingerprint)
                 request.text(run.actions[0].actionType)
-                if let blob { request.blob(blob) } else { request.null() }
+                request.blob(blob)
                 try request.run(in: db)
             }
         case .completion(let entry, let last):
@@ -66,7 +66,7 @@ extension LogWrite {
             var row = RowBinder(try statements.outcome(in: db))
             row.integer(entry.sequence)
             row.integer(last)
-            row.blob(blob ?? codec.encodeEntry(entry))
+            row.blob(blob ?? encodedBlob(codec))
             row.real(now)
             try row.run(in: db)
         case .decision(let sequence, let output):
@@ -76,7 +76,7 @@ extension LogWrite {
             row.text(output.store)
             row.integer(UInt64(output.status.rawValue))
             row.text(output.message)
-            if let bytes = output.output { row.blob(bytes) } else { row.null() }
+            row.blob(output.output)
             try row.run(in: db)
         case .plans(let request, let plans):
             for (actionType, steps) in plans {
@@ -86,11 +86,11 @@ extension LogWrite {
                 row.text(PlanText.encode(steps))
                 try row.run(in: db)
             }
-        case .answer(let requestID, let sequence, let message):
+        case .answer(let requestID, let sequence, _):
             var row = RowBinder(try statements.answer(in: db))
             row.text(requestID)
             row.integer(sequence)
-            row.blob(blob ?? codec.encodeBody(message))
+            row.blob(blob ?? encodedBlob(codec))
             try row.run(in: db)
         case .store(let name, let history):
             try db.cachedStatement(sql: "INSERT OR IGNORE INTO store (name, firstSeen, historyFrom, historyBefore) VALUES (?, ?, ?, ?)")

@@ -47,14 +47,6 @@ enum LogWrite {
         }
     }
 
-    /// Whether ``encodedBlob(_:)`` has bytes for this write.
-    var carriesBlob: Bool {
-        switch self {
-        case .completion, .answer: true
-        default: false
-        }
-    }
-
     /// The sequences of the actions this write logs, in order; nil for a write of no action.
     var loggedSequences: ClosedRange<UInt64>? {
         switch self {

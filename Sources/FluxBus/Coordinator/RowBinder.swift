@@ -52,8 +52,10 @@ struct RowBinder {
         bound = code == SQLITE_OK ? value : nil
     }
 
-    mutating func blob(_ value: [UInt8]) {
+    /// Binds `value`, or NULL for nil.
+    mutating func blob(_ value: [UInt8]?) {
         index += 1
+        guard let value else { return _ = sqlite3_bind_null(statement, index) }
         value.withUnsafeBytes { bytes in
             // A zero-length blob is still a blob, not NULL.
             _ = sqlite3_bind_blob(statement, index, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(bytes.count), Self.transient)
