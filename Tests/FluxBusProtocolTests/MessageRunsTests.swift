@@ -13,6 +13,18 @@ struct MessageRunsTests {
         try MessageRuns.join(messages, maxItems: maxItems, maxBytes: 256 << 10).flatMap { try codec.decodeAll(codec.encode($0)) }
     }
 
+    /// The same, for a receiver that keeps ACKS whole (a coordinator) and walks each with `forEachAck`.
+    func receivedKeepingAcks(_ messages: [Message], maxItems: Int) throws -> [Message] {
+        try MessageRuns.join(messages, maxItems: maxItems, maxBytes: 256 << 10).flatMap { message in
+            try codec.decodeAll(codec.encode(message), keepingAcks: true).flatMap { received -> [Message] in
+                guard case .acks(let run) = received else { return [received] }
+                var acks: [Message] = []
+                run.forEachAck { acks.append(.ack($0)) }
+                return acks
+            }
+        }
+    }
+
     /// A stream as an engine's burst holds it: stretches of ACTIONs, ACKs and COMPLETEDs, consecutive or not, alike or
     /// not in each field a run shares, with other messages between.
     static func stream(seed: UInt64) -> [Message] {
@@ -54,6 +66,7 @@ struct MessageRunsTests {
         let messages = Self.stream(seed: seed)
         let joined = MessageRuns.join(messages, maxItems: 7, maxBytes: 256 << 10)
         #expect(try received(messages, maxItems: 7) == messages)
+        #expect(try receivedKeepingAcks(messages, maxItems: 7) == messages)
         #expect(joined.count <= messages.count)
         // Text travels as bytes: `==` on String would call the two spellings of "café" one.
         let bytes = { (list: [Message]) in list.map { codec.encode($0)[1] } }
@@ -72,6 +85,24 @@ struct MessageRunsTests {
         guard case .actions(let run) = joined.first else { return }
         #expect(run.firstSequence == 1 && run.entries.map(\.payload) == [[1], [2], [3]])
         #expect(MessageRuns.join([action(1), action(2), action(3)], maxItems: 2, maxBytes: 1 << 18).map(\.command) == [.actions, .action])
+    }
+
+    @Test func aCoordinatorKeepsAcksWholeAndWalksThemInOrder() throws {
+        let acks: [Message] = (1...3 as ClosedRange<UInt64>).map { sequence in
+            .ack(.init(epoch: 7, sequence: sequence, results: [
+                StoreResult(store: "a", status: .ok, digest: sequence * 10), StoreResult(store: "b", status: .ok, digest: sequence * 10 + 1),
+            ]))
+        }
+        let joined = MessageRuns.join(acks, maxItems: 1_024, maxBytes: 1 << 18)
+        #expect(joined.map(\.command) == [.acks])
+        let kept = try codec.decodeAll(codec.encode(joined[0]), keepingAcks: true)
+        guard kept.count == 1, case .acks(let run) = kept[0] else {
+            Issue.record("not kept whole: \(kept.map(\.command))")
+            return
+        }
+        var walked: [Message] = []
+        run.forEachAck { walked.append(.ack($0)) }
+        #expect(walked == acks)
     }
 
     @Test("a run whose counts disagree, that is empty, leaves a digest in its template or passes u64 is refused whole",
@@ -94,6 +125,9 @@ struct MessageRunsTests {
         for frames in [codec.encode(run), codec.encode(codec.bundle([.heartbeat(.init(epoch: 1, sequence: 1)), run]))] {
             #expect(throws: DecodeError.self) { try codec.decodeAll(frames) }
             do { _ = try codec.decodeAll(frames) } catch { #expect(error.code == .badRun, "\(error)") }
+            do { _ = try codec.decodeAll(frames, keepingAcks: true); Issue.record("kept whole: \(flaw)") } catch {
+                #expect(error.code == .badRun, "\(error)")
+            }
         }
     }
 }

@@ -73,6 +73,7 @@ extension CoordinatorEngine {
             flights.recordFailures(failures.map { BatchFailure(sequence: flight.sequence, outcome: $0) })
         }
         publish(.completed(completed))
+        guard logsDispatches else { return outcomes }
         logger.debug("dispatch completed", metadata: [
             "seq": "\(flight.sequence)", "action": "\(flight.action.actionType)", "micros": "\(micros)",
         ])

@@ -74,6 +74,7 @@ extension CoordinatorEngine {
         let nextResend = now.advanced(by: configuration.firstResend)
         let traceparent = queued.trace?.context.description ?? ""
         let firstNew = flights.openIndices.upperBound
+        var published = ActionRuns()
         for (offset, item) in queued.actions.enumerated() {
             let planned = plans[item.actionType] ?? {
                 let (plan, awaiting) = participants(in: queued.plans?[item.actionType] ?? plan(for: item.actionType))
@@ -93,8 +94,9 @@ extension CoordinatorEngine {
                 action: action, startedAt: now, deadline: deadline, awaiting: planned.awaiting, notReady: planned.notReady,
                 nextResend: nextResend, resendGap: configuration.firstResend))
             lastSequence = action.sequence
-            publish(.action(action))
+            published.add(action)
         }
+        for message in published.take() { publish(message) }
         if syncOwed { releaseAheadOfSync() }
         logger.trace("dispatch started", metadata: ["seq": "\(queued.sequence)", "actions": "\(queued.actions.count)"])
         let started = firstNew..<flights.openIndices.upperBound

@@ -13,7 +13,9 @@ extension CoordinatorEngine {
         if policing.isQuarantined(routingID, at: now) { return }
         let messages: [Message]
         do {
-            messages = try codec.decodeAll(Array(frames.dropFirst()))
+            // A worker's ACKS stays whole: its thousand ACKs are walked in place, without a message and a list of
+            // results apiece.
+            messages = try codec.decodeAll(Array(frames.dropFirst()), keepingAcks: true)
         } catch {
             if let version = error.foundVersion, policing.answersVersionMismatch(from: routingID, at: now) {
                 send(.reject(.init(code: .versionMismatch, reason:
@@ -55,6 +57,7 @@ extension CoordinatorEngine {
             join(hello, routingID: routingID)
         case .ready(let ready): markReady(ready, routingID: routingID)
         case .ack(let ack): receiveAck(ack, routingID: routingID)
+        case .acks(let run): run.forEachAck { receiveAck($0, routingID: routingID) }
         case .heartbeat(let heartbeat): receiveHeartbeat(heartbeat, routingID: routingID)
         case .goodbye(let goodbye): receiveGoodbye(goodbye, routingID: routingID)
         case .fetch(let fetch): serveFetch(fetch, routingID: routingID)
@@ -78,8 +81,8 @@ extension CoordinatorEngine {
             send(.error(.init(requestID: requester.requestID, code: error.code, message: error.message)), to: requester.routingID)
         case .error(let error) where isLateAnswer(error.requestID, from: routingID):
             break
-        case .bundle, .actions, .acks, .completions:
-            // decodeAll refuses a BUNDLE inside a BUNDLE and hands a run on as its messages: neither reaches here.
+        case .bundle, .actions, .completions:
+            // decodeAll refuses a BUNDLE inside a BUNDLE and hands these runs on as their messages: none reaches here.
             dropMalformed("\(message.command) not taken apart", from: routingID)
         case .welcome, .reject, .action, .release, .replay, .snapshot, .result, .error, .status, .graph, .completed, .batchResult:
             dropMalformed("\(message.command) is never sent to a coordinator", from: routingID)

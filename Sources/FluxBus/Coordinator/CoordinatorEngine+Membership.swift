@@ -102,7 +102,7 @@ extension CoordinatorEngine {
     /// Whether a message is one only a joined worker sends of its own accord, never a joining one, nor in answer.
     static func isHoldersOwn(_ message: Message) -> Bool {
         switch message {
-        case .heartbeat, .ack, .ready, .fetch: true
+        case .heartbeat, .ack, .acks, .ready, .fetch: true
         default: false
         }
     }

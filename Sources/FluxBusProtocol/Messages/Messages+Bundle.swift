@@ -54,10 +54,16 @@ extension Codec {
     ///   holds another BUNDLE is `badBundle`, a run whose counts disagree `badRun`. Nothing of a malformed bundle is
     ///   handled.
     public func decodeAll(_ frames: [[UInt8]]) throws(DecodeError) -> [Message] {
+        try decodeAll(frames, keepingAcks: false)
+    }
+
+    /// ``decodeAll(_:)``, but with `keepingAcks` an ACKS, checked the same way, is handed on whole: a coordinator walks
+    /// it with ``Message/Acks/forEachAck(_:)`` instead of holding a message per ACK.
+    package func decodeAll(_ frames: [[UInt8]], keepingAcks: Bool) throws(DecodeError) -> [Message] {
         let message = try decode(frames)
         var messages: [Message] = []
         guard case .bundle(let bundle) = message else {
-            if try message.appendExpanded(to: &messages) { return messages }
+            if try message.appendExpanded(to: &messages, keepingAcks: keepingAcks) { return messages }
             return [message]
         }
         guard !bundle.messages.isEmpty else { throw DecodeError(code: .badBundle, command: .bundle, value: 0) }
@@ -68,7 +74,7 @@ extension Codec {
                 // The body alone: the BUNDLE's frame 0 was checked, and a frame array per message costs an allocation.
                 inner = try item.body.withUnsafeBufferPointer { (body) throws(DecodeError) -> Message in try decodeBody(body) }
                 if case .bundle = inner { throw DecodeError(code: .badBundle, command: .bundle, value: 1) }
-                if try inner.appendExpanded(to: &messages) { continue }
+                if try inner.appendExpanded(to: &messages, keepingAcks: keepingAcks) { continue }
             } catch where error.code == .badBundle {
                 throw error
             } catch {

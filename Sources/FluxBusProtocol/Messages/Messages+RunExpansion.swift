@@ -3,10 +3,11 @@
 
 extension Message {
     /// Appends the messages this run stands for to `messages`, in order, and says so; a message that is not a run
-    /// appends nothing and answers false.
+    /// appends nothing and answers false. With `keepingAcks`, an ACKS is checked the same way and appended whole, for
+    /// a receiver that walks it with ``Message/Acks/forEachAck(_:)``.
     /// - Throws: ``DecodeError`` `badRun` when the run is empty, its counts disagree, a digest it leaves to ``digests``
     ///   is not 0, or its sequences would pass the largest u64.
-    package func appendExpanded(to messages: inout [Message]) throws(DecodeError) -> Bool {
+    package func appendExpanded(to messages: inout [Message], keepingAcks: Bool = false) throws(DecodeError) -> Bool {
         switch self {
         case .actions(let run):
             let count = run.entries.count
@@ -25,6 +26,10 @@ extension Message {
                 throw DecodeError(code: .badRun, command: .acks, field: "results", value: run.results.count)
             }
             try Self.checkDigests(.acks, run.digests, field: "digests", count: count * run.results.count)
+            if keepingAcks {
+                messages.append(self)
+                return true
+            }
             messages.reserveCapacity(messages.count + count)
             for index in 0..<count {
                 let results = Self.filling(run.results, index: index, from: run.digests) { $0.digest = $1 }
@@ -71,6 +76,21 @@ extension Message {
     private static func checkDigests(_ command: Command, _ bytes: [UInt8], field: String, count: Int) throws(DecodeError) {
         guard bytes.count == 8 * count else {
             throw DecodeError(code: .badRun, command: command, field: field, value: bytes.count, limit: 8 * count)
+        }
+    }
+}
+
+extension Message.Acks {
+    /// Hands `body` each ACK the run stands for, in order, as ``Codec/decodeAll(_:keepingAcks:)`` checked it: one value
+    /// whose sequence and digests are rewritten in place for the next, where taking the run apart allocates a list of
+    /// results per ACK. A coordinator receives a batch's thousand ACKs this way.
+    package func forEachAck(_ body: (Message.Ack) -> Void) {
+        var ack = Message.Ack(epoch: epoch, sequence: firstSequence, results: results)
+        let width = results.count
+        for index in 0..<Int(count) {
+            ack.sequence = firstSequence + UInt64(index)
+            for position in ack.results.indices { ack.results[position].digest = digests.digest(at: index * width + position) }
+            body(ack)
         }
     }
 }
