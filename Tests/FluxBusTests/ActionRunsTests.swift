@@ -23,8 +23,10 @@ struct ActionRunsTests {
 
     static func joined(_ actions: [Message.Action]) -> [Message] {
         var runs = ActionRuns()
-        for action in actions { runs.add(action) }
-        return runs.take()
+        var sent: [Message] = []
+        for action in actions { runs.add(action) { sent.append($0) } }
+        runs.finish { sent.append($0) }
+        return sent
     }
 
     @Test("the same runs as the outbox's joiner", arguments: [
@@ -46,12 +48,17 @@ struct ActionRunsTests {
         if count > 1, shape != "types alternating" { #expect(ours.count < count) }
     }
 
-    @Test func takeStartsEmptyAgain() {
+    @Test func finishStartsEmptyAgain() {
         var runs = ActionRuns()
-        for action in Self.actions(3) { runs.add(action) }
-        #expect(runs.take().map(\.command) == [.actions])
-        #expect(runs.take().isEmpty)
-        runs.add(Self.actions(1)[0])
-        #expect(runs.take().map(\.command) == [.action])
+        var sent: [Command] = []
+        for action in Self.actions(3) { runs.add(action) { sent.append($0.command) } }
+        #expect(sent.isEmpty)
+        runs.finish { sent.append($0.command) }
+        #expect(sent == [.actions])
+        runs.finish { sent.append($0.command) }
+        #expect(sent == [.actions])
+        runs.add(Self.actions(1)[0]) { sent.append($0.command) }
+        runs.finish { sent.append($0.command) }
+        #expect(sent == [.actions, .action])
     }
 }

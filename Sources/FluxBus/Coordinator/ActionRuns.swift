@@ -5,7 +5,6 @@ import FluxBusProtocol
 /// action type and the plan are compared: joined in the outbox instead, each of a batch's thousand ACTIONs was a
 /// message of its own, its fields compared with the run's, about a thousand instructions apiece.
 struct ActionRuns {
-    private var out: [Message] = []
     /// The open run's first ACTION, alone until a second joins it.
     private var first: Message.Action?
     /// The open run, once it has two; its entries grow apart from it, so that appending never copies them.
@@ -14,12 +13,12 @@ struct ActionRuns {
     private var count = 0
     private var bytes = 0
 
-    /// Adds the request's next ACTION, the sequence after the last one added.
-    mutating func add(_ action: Message.Action) {
+    /// Adds the request's next ACTION, the sequence after the last one added; a run it cannot join goes to `send`.
+    mutating func add(_ action: Message.Action, closing send: (consuming Message) -> Void) {
         // Counted as MessageRuns.Joiner counts a run's size.
         let size = action.payload.count + (action.error?.utf8.count ?? 0) + 8
         guard joins(action, size: size) else {
-            close()
+            close(send)
             first = action
             count = 1
             bytes = size
@@ -37,12 +36,9 @@ struct ActionRuns {
         bytes += size
     }
 
-    /// The ACTIONs and runs so far, in order, a run of one as its ACTION.
-    mutating func take() -> [Message] {
-        close()
-        defer { out = [] }
-        return out
-    }
+    /// Sends the open run, a run of one as its ACTION, and starts empty again. Sent through a closure rather than
+    /// returned in a list: a lock-step dispatch's one ACTION would allocate that list.
+    mutating func finish(_ send: (consuming Message) -> Void) { close(send) }
 
     private func joins(_ action: Message.Action, size: Int) -> Bool {
         guard count > 0, count < Outbox<Int>.bundleCount, bytes + size <= Outbox<Int>.bundleBytes else { return false }
@@ -50,13 +46,13 @@ struct ActionRuns {
         return type.hasSameBytes(as: action.actionType) && plan == action.plan
     }
 
-    private mutating func close() {
+    private mutating func close(_ send: (consuming Message) -> Void) {
         if let single = first.take() {
-            out.append(.action(single))
+            send(.action(single))
         } else if var open = run.take() {
             open.entries = entries
-            out.append(.actions(open))
             entries = []
+            send(.actions(open))
         }
         count = 0
         bytes = 0

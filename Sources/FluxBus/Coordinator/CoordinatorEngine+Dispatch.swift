@@ -94,9 +94,10 @@ extension CoordinatorEngine {
                 action: action, startedAt: now, deadline: deadline, awaiting: planned.awaiting, notReady: planned.notReady,
                 nextResend: nextResend, resendGap: configuration.firstResend))
             lastSequence = action.sequence
-            published.add(action)
+            // A lock-step dispatch's one ACTION goes as it is: passing it through the runs copied it twice.
+            if queued.actions.count == 1 { publish(.action(action)) } else { published.add(action) { publish($0) } }
         }
-        for message in published.take() { publish(message) }
+        published.finish { publish($0) }
         if syncOwed { releaseAheadOfSync() }
         logger.trace("dispatch started", metadata: ["seq": "\(queued.sequence)", "actions": "\(queued.actions.count)"])
         let started = firstNew..<flights.openIndices.upperBound
