@@ -63,6 +63,25 @@ struct HeldCompletionsTests {
         #expect(received.map(\.description) == ["ACTION 1", "COMPLETED 1+ACTION 2", "COMPLETED 2"])
     }
 
+    /// Held COMPLETEDs come out joined into runs as the outbox would join them, in order, and take them apart into
+    /// the same COMPLETEDs; taking them ends the window.
+    @Test func heldCompletedsComeOutAsRunsOfTheSameMessages() throws {
+        let outcome = Outcome(store: "counter", worker: "w1", status: .ok, digest: 0)
+        let held: [Message] = (1...5 as ClosedRange<UInt64>).map { sequence in
+            var mine = outcome
+            mine.digest = sequence * 7
+            return .completed(.init(epoch: 3, sequence: sequence, actionType: "counter.add", elapsedMicros: sequence, outcomes: [mine]))
+        } + [.completed(.init(epoch: 3, sequence: 6, actionType: "kv.set", elapsedMicros: 1, outcomes: [outcome]))]
+        var completions = HeldCompletions()
+        #expect(completions.isEmpty && completions.until == nil)
+        for message in held { completions.hold(message, at: MonotonicTime(nanoseconds: 10), window: .milliseconds(1)) }
+        #expect(!completions.isEmpty && completions.until == MonotonicTime(nanoseconds: 1_000_010))
+        let taken = completions.take()
+        #expect(taken.map(\.command) == [.completions, .completed])
+        #expect(try taken.flatMap { try Codec().decodeAll(Codec().encode($0)) } == held)
+        #expect(completions.isEmpty && completions.until == nil && completions.take().isEmpty)
+    }
+
     /// With no window, each COMPLETED is published at once, alone.
     @Test func aZeroWindowPublishesEachCompletedAtOnce() async throws {
         let received = try await Self.publications(window: .zero, count: 4)

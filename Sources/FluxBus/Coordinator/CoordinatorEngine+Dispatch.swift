@@ -57,6 +57,9 @@ extension CoordinatorEngine {
         return flights.admits(size, limit: configuration.maxInFlight)
     }
 
+    /// An action type's plan in one request: its steps, the replicas each step awaits, and the stores not ready.
+    typealias PlannedType = (plan: [PlanStep], awaiting: [[String]], notReady: [Outcome])
+
     /// Publishes every action of the request, each with its plan. A batch's actions are all in flight at once:
     /// every worker still applies them one by one, in order, and a store still waits for its dependencies' outputs
     /// per action.
@@ -69,19 +72,27 @@ extension CoordinatorEngine {
             failures: queued.isBatch ? recordedFailures(queued.batchFirst..<queued.sequence) : [], trace: queued.trace))
         precondition(queued.sequence == lastSequence + 1, "the queue holds sequences in order")
         // One plan per action type, as logged, and the same live replicas for every action of the request.
-        var plans: [String: (plan: [PlanStep], awaiting: [[String]], notReady: [Outcome])] = [:]
+        var plans: [String: PlannedType] = [:]
+        // A batch's actions are nearly always of one type: its plan is found again by comparing bytes, not hashing.
+        var lastPlanned: (type: String, planned: PlannedType)?
         let deadline = now.advanced(by: configuration.ackTimeout)
         let nextResend = now.advanced(by: configuration.firstResend)
         let traceparent = queued.trace?.context.description ?? ""
         let firstNew = flights.openIndices.upperBound
         var published = ActionRuns()
         for (offset, item) in queued.actions.enumerated() {
-            let planned = plans[item.actionType] ?? {
-                let (plan, awaiting) = participants(in: queued.plans?[item.actionType] ?? plan(for: item.actionType))
-                let planned = (plan, awaiting, notReadyOutcomes(for: item.actionType, planned: plan))
-                plans[item.actionType] = planned
-                return planned
-            }()
+            let planned: PlannedType
+            if let lastPlanned, lastPlanned.type.hasSameBytes(as: item.actionType) {
+                planned = lastPlanned.planned
+            } else {
+                planned = plans[item.actionType] ?? {
+                    let (plan, awaiting) = participants(in: queued.plans?[item.actionType] ?? plan(for: item.actionType))
+                    let planned = (plan, awaiting, notReadyOutcomes(for: item.actionType, planned: plan))
+                    plans[item.actionType] = planned
+                    return planned
+                }()
+                lastPlanned = (item.actionType, planned)
+            }
             let action = Message.Action(
                 epoch: epoch, sequence: queued.sequence + UInt64(offset), actionType: item.actionType, payload: item.payload,
                 error: item.error, plan: planned.plan, traceparent: traceparent)
@@ -101,8 +112,8 @@ extension CoordinatorEngine {
         if syncOwed { releaseAheadOfSync() }
         logger.trace("dispatch started", metadata: ["seq": "\(queued.sequence)", "actions": "\(queued.actions.count)"])
         let started = firstNew..<flights.openIndices.upperBound
-        for index in started {
-            // Outcomes decided before a restart stand: stores waiting for them may already have read them.
+        // Outcomes decided before a restart stand: stores waiting for them may already have read them.
+        for index in started where !recoveredDecisions.isEmpty {
             for output in recoveredDecisions.removeValue(forKey: flights[index].sequence) ?? []
             where flights[index].position(of: output.store) != nil {
                 decide(output, at: index, recorded: true)
@@ -123,9 +134,10 @@ extension CoordinatorEngine {
         guard let workerID = workerID(for: routingID) else {
             return sendStrangerGoodbye("unknown worker: send HELLO first", to: routingID)
         }
-        for result in ack.results {
-            membership.recordDigest(result.digest, store: result.store, sequence: ack.sequence, worker: workerID)
-            checkReportedDigest(result, sequence: ack.sequence, worker: workerID)
+        // By index, here and below: a for-in loop copied each result out, retaining and releasing its strings.
+        for position in ack.results.indices {
+            membership.recordDigest(ack.results[position].digest, store: ack.results[position].store, sequence: ack.sequence, worker: workerID)
+            checkReportedDigest(ack.results[position], sequence: ack.sequence, worker: workerID)
         }
         guard ack.epoch == epoch, let index = flights.index(of: ack.sequence) else {
             // A late or repeated acknowledgement, or one for a replayed dispatch: it only tells us progress.
@@ -137,21 +149,32 @@ extension CoordinatorEngine {
         }
         let flight = flights[index]
         let hosted = membership.workers[workerID]?.stores ?? []
-        var settled: [String] = []
-        for result in ack.results {
-            guard let position = flight.position(of: result.store), hosted.contains(where: { $0.name == result.store }) else {
-                dropMalformed("ACK for store `\(result.store)`, which worker `\(workerID)` does not run in #\(ack.sequence)", from: routingID)
+        // The positions of the stores this ACK leaves answered by every replica, settled below: as bits, where a list
+        // cost an allocation per ACK; a list only past a plan's 64th store.
+        var answered: UInt64 = 0
+        var answeredBeyond: [Int] = []
+        for result in ack.results.indices {
+            let store = ack.results[result].store
+            guard let position = flight.position(of: store), hosted.contains(where: { $0.name == store }) else {
+                dropMalformed("ACK for store `\(store)`, which worker `\(workerID)` does not run in #\(ack.sequence)", from: routingID)
                 continue
             }
             // Only a participant's first result counts: a worker that joined after the ACTION was published, or was
             // given up on, may still run the dispatch, but it is not waited for and its result is not recorded.
-            guard let answeredAll = flight.record(result, from: workerID, at: position) else { continue }
-            if answeredAll, flight.steps[position].settled == nil { settled.append(result.store) }
+            guard let answeredAll = flight.record(ack.results[result], from: workerID, at: position) else { continue }
+            guard answeredAll, flight.steps[position].settled == nil else { continue }
+            if position < 64 { answered |= 1 << position } else { answeredBeyond.append(position) }
         }
         if !flight.owesAcknowledgement(workerID) {
             membership.recordApplied(ack.sequence, by: workerID)
         }
-        for store in settled { settle(store, at: index) }
+        // In the ACK's order, as before: settling records decisions, and their order is the log's.
+        for result in ack.results.indices where answered != 0 || !answeredBeyond.isEmpty {
+            guard let position = flight.position(of: ack.results[result].store) else { continue }
+            if position < 64 ? answered & (1 << position) != 0 : answeredBeyond.contains(position) {
+                settle(ack.results[result].store, at: index)
+            }
+        }
         completeIfDone()
     }
 

@@ -10,11 +10,12 @@ extension CoordinatorEngine {
     /// their workers (those hosting the store too) only once the log has it on disk (``releaseDecisions()``), so that
     /// a restart dispatching the action again releases the same outcome.
     func settle(_ store: String, at index: Int) {
-        guard let position = flights[index].position(of: store) else { return }
-        let progress = flights[index].steps[position]
-        guard progress.settled == nil else { return }
-        let lostReason = progress.lost.isEmpty ? "no live replica" : progress.lost.map(\.reason).joined(separator: "; ")
-        var output = InFlightDispatch.settle(store, results: progress.results, lostReason: lostReason)
+        let flight = flights[index]
+        guard let position = flight.position(of: store), flight.steps[position].settled == nil else { return }
+        // Field by field: a copy of the step retained and released each of its lists, once per settled store.
+        let lost = flight.steps[position].lost
+        let lostReason = lost.isEmpty ? "no live replica" : lost.map(\.reason).joined(separator: "; ")
+        var output = InFlightDispatch.settle(store, results: flight.steps[position].results, lostReason: lostReason)
         if output.status == .unknown, configuration.lostDependencyPolicy == .runWithoutOutput {
             // Its dependents run without its output. The record says so, so that a replay does the same.
             output = StoreOutput(store: store, status: .ok, message: "lost (\(lostReason)); released without output")
