@@ -136,7 +136,8 @@ extension CoordinatorEngine {
         }
         // By index, here and below: a for-in loop copied each result out, retaining and releasing its strings.
         for position in ack.results.indices {
-            membership.recordDigest(ack.results[position].digest, store: ack.results[position].store, sequence: ack.sequence, worker: workerID)
+            membership.recordDigest(
+                ack.results[position].digest, store: ack.results[position].store, sequence: ack.sequence, worker: workerID)
             checkReportedDigest(ack.results[position], sequence: ack.sequence, worker: workerID)
         }
         guard ack.epoch == epoch, let index = flights.index(of: ack.sequence) else {
