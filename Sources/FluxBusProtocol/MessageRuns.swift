@@ -11,6 +11,11 @@ package enum MessageRuns {
         return joiner.take()
     }
 
+    /// What an ACTION adds to a run's size, as the limit on a run's bytes counts it.
+    package static func size(of action: Message.Action) -> Int {
+        action.payload.count + (action.error?.utf8.count ?? 0) + 8
+    }
+
     /// The run being built: the message that started it, alone until a second one joins; then the run's shared
     /// fields, its growing lists kept apart (in ``Joiner``) so that appending to them never copies them.
     private enum Open {
@@ -98,7 +103,7 @@ package enum MessageRuns {
         /// What a message adds to a run's size, as ``add(_:_:)`` counts it.
         private static func size(of message: Message) -> Int {
             switch message {
-            case .action(let action): action.payload.count + (action.error?.utf8.count ?? 0) + 8
+            case .action(let action): MessageRuns.size(of: action)
             case .ack(let ack): 8 * ack.results.count
             case .completed(let completed): 8 + 8 * completed.outcomes.count
             default: 0
@@ -136,7 +141,7 @@ package enum MessageRuns {
         }
 
         private mutating func add(_ action: Message.Action, _ message: Message) {
-            let size = action.payload.count + (action.error?.utf8.count ?? 0) + 8
+            let size = MessageRuns.size(of: action)
             guard fits(size), nextSequence == action.sequence else { return start(message, bytes: size) }
             switch open {
             case .single(.action(let first)) where Self.alike(first, action):

@@ -4,10 +4,10 @@ import Testing
 
 @testable import FluxBus
 
-/// `receiveAck` keeps the stores an ACK leaves answered as bits for a plan's first 64 stores and as a list past them:
-/// on a plan of 71 stores, the 70th, which has a second replica and a dependent, is not settled (nor released to its
-/// dependent) before that replica answers. An engine driven directly, with a log in memory.
-@Suite("An ACK for a plan wider than 64 stores")
+/// `receiveAck` settles the stores an ACK leaves answered by every replica, and no other: on a plan of 71 stores, the
+/// 70th, which has a second replica and a dependent, is not settled (nor released to its dependent) before that
+/// replica answers. An engine driven directly, with a log in memory.
+@Suite("An ACK for a wide plan settles only what every replica answered")
 struct WidePlanAckTests {
     static let codec = Codec()
     static let (first, second, client) = (Array("w1".utf8), Array("w2".utf8), Array("client".utf8))
@@ -74,7 +74,7 @@ struct WidePlanAckTests {
         }
     }
 
-    @Test func theStorePastTheSixtyFourthWaitsForItsOtherReplicaBeforeItSettles() throws {
+    @Test func aStoreWithAReplicaStillOwingWaitsBeforeItSettles() throws {
         let bus = try Bus()
         let wide = Self.names.last!
         bus.join(Self.first, hosting: Self.names, dependent: "tail")

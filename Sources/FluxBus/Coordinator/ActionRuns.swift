@@ -15,8 +15,7 @@ struct ActionRuns {
 
     /// Adds the request's next ACTION, the sequence after the last one added; a run it cannot join goes to `send`.
     mutating func add(_ action: Message.Action, closing send: (consuming Message) -> Void) {
-        // Counted as MessageRuns.Joiner counts a run's size.
-        let size = action.payload.count + (action.error?.utf8.count ?? 0) + 8
+        let size = MessageRuns.size(of: action)
         guard joins(action, size: size) else {
             close(send)
             first = action

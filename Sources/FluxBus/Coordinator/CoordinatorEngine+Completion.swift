@@ -70,7 +70,7 @@ extension CoordinatorEngine {
             let failures = outcomes.isEmpty
                 ? [Outcome(store: "", worker: "", status: .skipped, message: unhandledReason(for: flight.action.actionType), digest: 0)]
                 : batchFailures(outcomes, of: flight)
-            if !failures.isEmpty { flights.recordFailures(failures.map { BatchFailure(sequence: flight.sequence, outcome: $0) }) }
+            flights.recordFailures(failures.map { BatchFailure(sequence: flight.sequence, outcome: $0) })
         }
         publish(.completed(completed))
         guard logsDispatches else { return outcomes }

@@ -150,10 +150,6 @@ extension CoordinatorEngine {
         }
         let flight = flights[index]
         let hosted = membership.workers[workerID]?.stores ?? []
-        // The positions of the stores this ACK leaves answered by every replica, settled below: as bits, where a list
-        // cost an allocation per ACK; a list only past a plan's 64th store.
-        var answered: UInt64 = 0
-        var answeredBeyond: [Int] = []
         for result in ack.results.indices {
             let store = ack.results[result].store
             guard let position = flight.position(of: store), hosted.contains(where: { $0.name == store }) else {
@@ -162,19 +158,21 @@ extension CoordinatorEngine {
             }
             // Only a participant's first result counts: a worker that joined after the ACTION was published, or was
             // given up on, may still run the dispatch, but it is not waited for and its result is not recorded.
-            guard let answeredAll = flight.record(ack.results[result], from: workerID, at: position) else { continue }
-            guard answeredAll, flight.steps[position].settled == nil else { continue }
-            if position < 64 { answered |= 1 << position } else { answeredBeyond.append(position) }
+            _ = flight.record(ack.results[result], from: workerID, at: position)
         }
         if !flight.owesAcknowledgement(workerID) {
             membership.recordApplied(ack.sequence, by: workerID)
         }
-        // In the ACK's order, as before: settling records decisions, and their order is the log's.
-        for result in ack.results.indices where answered != 0 || !answeredBeyond.isEmpty {
-            guard let position = flight.position(of: ack.results[result].store) else { continue }
-            if position < 64 ? answered & (1 << position) != 0 : answeredBeyond.contains(position) {
-                settle(ack.results[result].store, at: index)
-            }
+        // Once every result is recorded, in the ACK's order (settling records decisions, and their order is the log's):
+        // each of its stores that no replica owes a result any more and is not settled yet. Every other way a step
+        // empties settles it at once, so these are the ones this ACK answered last; found from the dispatch rather
+        // than listed as they are recorded, which cost an allocation per ACK.
+        for result in ack.results.indices {
+            let store = ack.results[result].store
+            guard let position = flight.position(of: store), flight.steps[position].awaiting.isEmpty,
+                flight.steps[position].settled == nil
+            else { continue }
+            settle(store, at: index)
         }
         completeIfDone()
     }

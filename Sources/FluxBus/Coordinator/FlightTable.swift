@@ -112,6 +112,8 @@ struct FlightTable {
 
     /// Adds a batch's outcomes that were not ok, for its BATCH_RESULT: the oldest request's, whose dispatch completed.
     mutating func recordFailures(_ failures: [BatchFailure]) {
+        // Usually none: a batch's actions mostly succeed, and reaching the request costs more than the empty list.
+        guard !failures.isEmpty else { return }
         requests.updateFirst { $0.request.failures += failures }
     }
 

@@ -13,21 +13,20 @@ import FluxBusProtocol
 /// copy out of this list and the outbox's own look at it, some 1,000 instructions.
 struct HeldCompletions {
     private var joiner = MessageRuns.Joiner(maxItems: Outbox<Int>.bundleCount, maxBytes: Outbox<Int>.bundleBytes)
-    private(set) var isEmpty = true
     /// When the oldest held COMPLETED's window ends; nil when none is held.
     private(set) var until: MonotonicTime?
+
+    var isEmpty: Bool { until == nil }
 
     /// Holds `completed`; the window counts from the first one held.
     mutating func hold(_ completed: consuming Message, at now: MonotonicTime, window: Duration) {
         if until == nil { until = now.advanced(by: window) }
         joiner.add(completed)
-        isEmpty = false
     }
 
     /// Everything held, in order, alike COMPLETEDs of consecutive sequences as runs; nothing held afterwards.
     mutating func take() -> [Message] {
         until = nil
-        isEmpty = true
         return joiner.take()
     }
 }
