@@ -99,10 +99,10 @@ final class SimChecker {
 
     /// The messages a BUNDLE or a run stands for, as a receiver's `decodeAll` takes it apart: every invariant is
     /// checked on each of them. One that does not take apart is an engine's bug, and fails the run.
-    func parts(of message: Message) -> [Message] {
+    func parts(of message: Message, keepingAcks: Bool = false) -> [Message] {
         let codec = Codec()
         do {
-            return try codec.decodeAll(codec.encode(message))
+            return try codec.decodeAll(codec.encode(message), keepingAcks: keepingAcks)
         } catch {
             fail("\(message.command) sent that does not take apart: \(error)")
             return []
@@ -391,6 +391,7 @@ final class SimChecker {
     /// ledger's computed from its whole state, the tally's kept entry by entry, across snapshots, checkpoints and
     /// restarts alike.
     func acknowledged(_ ack: Message.Ack, by worker: String) {
+        ackCoverage.checked += 1
         guard violation == nil, extendModel(through: ack.sequence) else { return }
         for result in ack.results where result.digest != 0 {
             guard let expected = model.digest(of: result.store, through: ack.sequence), result.digest != expected else { continue }
@@ -398,6 +399,30 @@ final class SimChecker {
                 + "the total order's state through #\(ack.sequence) has \(StateDigest.hex(expected))")
         }
     }
+
+    /// How many ACKs were held to the model, how many of them travelled in runs, and the runs that reached the
+    /// coordinator.
+    private(set) var ackCoverage = AckCoverage()
+
+    /// Every ACK that `message` holds, a run's and a BUNDLE's included, held to the model: a worker joins the ACKs of
+    /// a burst into runs, and each of them owes the same digest as an ACK sent alone.
+    func acknowledgedAll(in message: Message, by worker: String) {
+        switch message {
+        case .ack(let ack): acknowledged(ack, by: worker)
+        case .acks:
+            for inner in parts(of: message) {
+                ackCoverage.checkedInRuns += 1
+                acknowledgedAll(in: inner, by: worker)
+            }
+        case .bundle:
+            // Taken apart as the coordinator takes it: a run inside stays a run, and is counted as one.
+            for inner in parts(of: message, keepingAcks: true) { acknowledgedAll(in: inner, by: worker) }
+        default: break
+        }
+    }
+
+    /// Counts the ACKS runs among what reached the coordinator's engine.
+    func coordinatorReceived(_ frames: [[UInt8]]) { ackCoverage.received(frames) }
 
     static func brief(_ message: Message) -> String {
         switch message {

@@ -57,7 +57,7 @@ extension SimCluster {
         for effect in effects {
             switch effect {
             case .send(let message):
-                if case .ack(let ack) = message { checker.acknowledged(ack, by: workers[index].id) }
+                checker.acknowledgedAll(in: message, by: workers[index].id)
                 if faults.dealerQueues {
                     sendThroughDealer(message, worker: index)
                     continue

@@ -15,6 +15,7 @@ extension SimCluster {
                 crashesCoordinatorOn = nil
                 return crashCoordinator()
             }
+            checker.coordinatorReceived(frames)
             coordinator.handle(.message(frames, userID: nil), at: time)
             coordinator.handle(.burstEnd, at: time)
             perform(coordinator.takeEffects())

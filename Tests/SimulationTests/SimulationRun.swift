@@ -35,6 +35,8 @@ struct SimulationRun {
     let fingerprint: [UInt64]
     /// How much state moved in chunks, by kind (``SimChecker/transfers``), and how many snapshots the log recorded.
     let transfers: [String: Int]
+    /// ACKs held to the model, in runs and alone, and the runs that reached the coordinator.
+    let acks: AckCoverage
 
     init(seed: UInt64, mutation: PlantedBug? = nil, faults: FaultPlan? = nil, topology: SimTopology = .remoteDependents) {
         let cluster = SimCluster(seed: seed, faults: faults, topology: topology, mutation: mutation)
@@ -68,6 +70,7 @@ struct SimulationRun {
         dealerDrops = cluster.dealerDrops
         ledgerTraps = cluster.ledgerTraps
         transfers = cluster.checker.transfers
+        acks = cluster.checker.ackCoverage
         violation = cluster.checker.violation
         recentSteps = violation == nil ? [] : cluster.checker.recentSteps
         fingerprint = [UInt64(cluster.steps), UInt64(cluster.now)]

@@ -28,6 +28,7 @@ struct SimulationTests {
         var (dealerQueuedSent, dealerDrops) = (0, 0)
         var failures: [String] = []
         var transfers: [String: Int] = [:]
+        var acks = AckCoverage()
         for seed in Self.seeds {
             let run = SimulationRun(seed: seed)
             steps += run.steps
@@ -38,6 +39,7 @@ struct SimulationTests {
             fetchesAhead += run.fetchesAhead
             (dealerQueuedSent, dealerDrops) = (dealerQueuedSent + run.dealerQueuedSent, dealerDrops + run.dealerDrops)
             transfers.merge(run.transfers, uniquingKeysWith: +)
+            acks = acks + run.acks
             if run.violation != nil { failures.append(run.report) }
         }
         let elapsed = (ContinuousClock.now - started).components
@@ -49,6 +51,8 @@ struct SimulationTests {
             + "\(dealerQueuedSent) messages queued in a DEALER through an outage (\(dealerDrops) refused at its high-water mark), "
             + "\(failures.count) failed")
         print("simulation: state moved in chunks: " + transfers.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", "))
+        print("simulation: \(acks.checked) ACKs held to the model, \(acks.checkedInRuns) of them sent in ACKS runs; "
+            + "\(acks.runsReceived) ACKS runs of \(acks.acksInRunsReceived) ACKs reached the coordinator")
         // Snapshots must really travel in chunks here, or the faults above never hit a transfer mid-stream.
         if Self.seeds.count >= 20 {
             #expect(transfers["SNAPSHOT streamed", default: 0] > 0 && transfers["STATE streamed", default: 0] > 0)
@@ -56,6 +60,9 @@ struct SimulationTests {
             #expect(fetchesAhead > 0)
             // Workers' sends must really wait through outages and reach the next coordinator here.
             #expect(dealerQueuedSent > 0)
+            // Workers' ACKs must really travel in runs here, held to the model one by one, and reach the coordinator
+            // whole, or the faults above never hit the walk of a run.
+            #expect(acks.checkedInRuns > 0 && acks.runsReceived > 0, "ACKs checked in runs \(acks.checkedInRuns), runs received \(acks.runsReceived)")
             // The faults that found bugs only together must strike together here too.
             #expect(lostCommits > 0 && failedReads > 0, "commits lost \(lostCommits), reads failed \(failedReads)")
         }

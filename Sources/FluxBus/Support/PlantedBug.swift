@@ -17,6 +17,9 @@ enum PlantedBug: String, CaseIterable, Sendable {
     /// A worker acknowledges a live ACTION it runs alone (``WorkerEngine/runAlone``) as ok without running the store's
     /// handler.
     case workerSkipsWhatItRunsAlone
+    /// A worker sends a wrong digest for the first result of each ACKS run (a run's digests travel apart from its
+    /// results), while a single ACK is right.
+    case workerMisstatesDigestsInRuns
     /// The coordinator publishes actions before their log records are committed.
     case coordinatorPublishesBeforeLogging
     /// The coordinator never runs the log's sync that it defers past publishing: it answers for actions that only

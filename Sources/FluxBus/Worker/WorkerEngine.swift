@@ -227,9 +227,33 @@ final class WorkerEngine {
         pendingEffects.removeAll()
         flushesEarly = false
         effects += outbox.release(codec: codec) { _, message in WorkerEffect.send(message) }
+        #if DEBUG
+        if plantedBug == .workerMisstatesDigestsInRuns { effects = effects.map(Self.misstatingRunDigests) }
+        #endif
         if let stop { effects.append(stop) }
         return effects
     }
+
+    #if DEBUG
+    /// ``PlantedBug/workerMisstatesDigestsInRuns``: the first digest of an ACKS run, a BUNDLE's too, off by one.
+    private static func misstatingRunDigests(_ effect: WorkerEffect) -> WorkerEffect {
+        guard case .send(let message) = effect else { return effect }
+        switch message {
+        case .acks(var run) where run.digests.count >= 8:
+            run.digests[7] &+= 1
+            return .send(.acks(run))
+        case .bundle:
+            let codec = Codec()
+            guard let parts = try? codec.decodeAll(codec.encode(message), keepingAcks: true) else { return effect }
+            let bodies = parts.map { part -> [UInt8] in
+                guard case .send(let misstated) = misstatingRunDigests(.send(part)) else { return codec.encodeBody(part) }
+                return codec.encodeBody(misstated)
+            }
+            return .send(.bundle(Message.Bundle(messages: bodies.map { BundledMessage(body: $0) })))
+        default: return effect
+        }
+    }
+    #endif
 
     /// Messages held for the coordinator so far: the shell sends a long burst's in parts.
     var heldMessages: Int { outbox.count }
