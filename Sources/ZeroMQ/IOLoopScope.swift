@@ -56,6 +56,10 @@ public final class IOLoopScope {
 
     @exclusivity(unchecked) private var registrations: [Registration] = []
     @exclusivity(unchecked) private var timers: [ScheduledTimer] = []
+    /// The earliest deadline in ``timers``, cancelled ones included (so never later than the next one due): an
+    /// iteration that finds the clock before it looks at no timer. Cancelled timers leave the list before the next
+    /// wait, or when a deadline passes.
+    @exclusivity(unchecked) private var earliestDeadline: ContinuousClock.Instant?
     @exclusivity(unchecked) private var createdSockets: [WeakSocket] = []
     @exclusivity(unchecked) private var descriptorWatches: [DescriptorWatch] = []
     /// The descriptor watches as of the last rebuild, in the order the readiness reports them.
@@ -160,6 +164,7 @@ public final class IOLoopScope {
 
     private func addTimer(_ timer: ScheduledTimer) -> IOLoopTimer {
         timers.append(timer)
+        earliestDeadline = earliestDeadline.map { min($0, timer.deadline) } ?? timer.deadline
         return timer.handle
     }
 
@@ -220,6 +225,7 @@ public final class IOLoopScope {
         registrations.removeAll()
         createdSockets.removeAll()
         timers.removeAll()
+        earliestDeadline = nil
         polled.removeAll()
         readiness = SocketReadiness()
     }
@@ -270,10 +276,11 @@ public final class IOLoopScope {
     }
 
     private func fireDueTimers() {
-        guard !timers.isEmpty else { return }
+        // Most iterations come before the earliest deadline: one clock read and one comparison then.
+        guard let earliest = earliestDeadline else { return }
         let now = ContinuousClock.now
-        // Most iterations find nothing due and nothing to drop: one pass then, and no arrays built.
-        guard timers.contains(where: { !$0.isLive || $0.deadline <= now }) else { return }
+        guard earliest <= now else { return }
+        defer { earliestDeadline = timers.lazy.map(\.deadline).min() }
         let due = timers.filter { $0.isLive && $0.deadline <= now }.sorted { $0.deadline < $1.deadline }
         for timer in due where timer.isLive {
             perform(timer.body)
@@ -287,9 +294,13 @@ public final class IOLoopScope {
         timers.removeAll { !$0.isLive }
     }
 
-    /// The time until the nearest live timer; `nil` (wait indefinitely) when there is none.
+    /// The time until the nearest live timer; `nil` (wait indefinitely) when there is none. Called before each wait,
+    /// it drops the timers cancelled since the last one, so that the list is as long as the live ones whatever their
+    /// deadlines (a coordinator cancels a timer of its own on most dispatches).
     private func timeToNextTimer() -> Duration? {
-        guard let nearest = timers.lazy.filter(\.isLive).map(\.deadline).min() else { return nil }
+        timers.removeAll { !$0.isLive }
+        earliestDeadline = timers.lazy.map(\.deadline).min()
+        guard let nearest = earliestDeadline else { return nil }
         return max(.zero, ContinuousClock.now.duration(to: nearest))
     }
 }

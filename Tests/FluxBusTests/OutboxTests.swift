@@ -114,4 +114,26 @@ struct OutboxTests {
         #expect(outbox.release(codec: codec) { $1 } == [Self.heartbeat(1)])
         #expect(outbox.release(codec: codec) { $1 }.isEmpty)
     }
+
+    /// Few destinations are found by comparing them, many through an index: with the two interleaved, and a second
+    /// burst after the first, every destination keeps its messages in order and comes out where it was first held.
+    @Test(arguments: [3, 40])
+    func interleavedDestinationsKeepTheirOrder(destinations: Int) throws {
+        var outbox = Outbox<String>()
+        for burst in 0..<2 {
+            let names = (0..<destinations).map { "d\(($0 * 7 + burst) % destinations)" }
+            for round in 1...3 as ClosedRange<UInt64> {
+                for name in names { outbox.hold(Self.heartbeat(round), for: name) }
+            }
+            outbox.hold(Self.heartbeat(9), for: names[1])
+            let effects = outbox.release(codec: codec) { ($0, $1) }
+
+            #expect(effects.map(\.0) == names, "burst \(burst)")
+            let messages = try unbundled(effects)
+            for name in names {
+                #expect(messages[name] == [1, 2, 3].map(Self.heartbeat) + (name == names[1] ? [Self.heartbeat(9)] : []))
+            }
+            #expect(outbox.count == 0)
+        }
+    }
 }

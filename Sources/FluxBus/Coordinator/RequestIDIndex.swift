@@ -27,11 +27,16 @@ struct RequestIDIndex {
     }
 
     /// Whether enough ids were added since the last rebuild that it is due.
-    var isRebuildDue: Bool { sequences.count > 2 * max(sizeAtRebuild, 1_024) }
+    var isRebuildDue: Bool { sequences.count > 2 * max(sizeAtRebuild, Self.rebuiltAtLeast) }
 
     /// Starts over from the requests the log holds now, in order of sequence: a later one wins.
     mutating func rebuild(from logged: [(requestID: String, sequence: UInt64)]) {
         sequences = Dictionary(logged.map { ($0.requestID, $0.sequence) }, uniquingKeysWith: { max($0, $1) })
         sizeAtRebuild = sequences.count
+        // Room for every id until the next rebuild: growing rehashed each id held, about once per id added.
+        sequences.reserveCapacity(2 * max(sizeAtRebuild, Self.rebuiltAtLeast) + 1)
     }
+
+    /// However few ids the last rebuild found, the next one waits until twice this many are held.
+    private static var rebuiltAtLeast: Int { 1_024 }
 }

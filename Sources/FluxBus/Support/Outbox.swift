@@ -9,30 +9,58 @@ struct Outbox<Destination: Hashable> {
     static var bundleCount: Int { 1_024 }
     static var bundleBytes: Int { 256 << 10 }
 
-    private var order: [Destination] = []
-    /// The one message of a destination that has one so far: most have one per burst (a lock-step dispatch's ACTION,
-    /// COMPLETED, RESULT), and keep it as it is.
-    private var single: [Destination: Message] = [:]
-    /// The messages of a destination that has more, alike ones of consecutive sequences already joined into runs
-    /// (ACTIONS, ACKS, COMPLETIONS), each within a BUNDLE's limits: the receiver takes them apart into the same
-    /// messages, in the same order.
-    private var joined: [Destination: MessageRuns.Joiner] = [:]
+    /// Each destination in the order first held, with what it holds: its one message so far, as it is (most have one
+    /// per burst: a lock-step dispatch's ACTION, COMPLETED, RESULT), or, once it has more, its messages with alike
+    /// ones of consecutive sequences already joined into runs (ACTIONS, ACKS, COMPLETIONS), each within a BUNDLE's
+    /// limits: the receiver takes them apart into the same messages, in the same order.
+    private struct Slot {
+        let destination: Destination
+        var single: Message?
+        var joiner: MessageRuns.Joiner?
+    }
+    private var slots: [Slot] = []
+    /// The position of each destination, kept only once there are more than ``scannedAtMost``: a burst usually has
+    /// one to three, found by comparing them, where each hash of a routing id cost more than the scan.
+    private var positions: [Destination: Int] = [:]
+    private static var scannedAtMost: Int { 8 }
+    /// Where the last message went: the next one most often goes there too.
+    private var lastPosition = 0
     private(set) var count = 0
 
     /// Keeps `message` for `destination` until ``release(codec:)``.
     mutating func hold(_ message: consuming Message, for destination: Destination) {
-        // One lookup in the usual case, and the destination's runs grow in place: this runs for every message an
-        // engine sends.
         count += 1
-        if let index = joined.index(forKey: destination) { return joined.values[index].add(message) }
-        guard let first = single.removeValue(forKey: destination) else {
-            single[destination] = message
-            return order.append(destination)
+        guard let position = position(of: destination) else {
+            lastPosition = slots.count
+            slots.append(Slot(destination: destination, single: message))
+            if slots.count > Self.scannedAtMost {
+                if positions.isEmpty {
+                    for (position, slot) in slots.enumerated() { positions[slot.destination] = position }
+                } else {
+                    positions[destination] = lastPosition
+                }
+            }
+            return
         }
+        lastPosition = position
+        // The destination's runs grow in place: this runs for every message an engine sends.
+        if slots[position].joiner != nil { return slots[position].joiner!.add(message) }
         var joiner = MessageRuns.Joiner(maxItems: Self.bundleCount, maxBytes: Self.bundleBytes)
-        joiner.add(first)
+        joiner.add(Self.take(&slots[position].single)!)
         joiner.add(message)
-        joined[destination] = joiner
+        slots[position].joiner = joiner
+    }
+
+    private func position(of destination: Destination) -> Int? {
+        if lastPosition < slots.count, slots[lastPosition].destination == destination { return lastPosition }
+        return slots.count > Self.scannedAtMost ? positions[destination] : slots.firstIndex { $0.destination == destination }
+    }
+
+    /// Moves the value out of `slot`, leaving nil: no copy of the message, which would retain each of its fields.
+    private static func take<Value>(_ slot: inout Value?) -> Value? {
+        var value: Value?
+        swap(&value, &slot)
+        return value
     }
 
     /// Returns what to send, each made into an engine's effect by `effect`, and starts empty again: per destination,
@@ -42,20 +70,20 @@ struct Outbox<Destination: Hashable> {
     /// every dispatch passes its ACTION, ACKs and RESULT through here.
     mutating func release<Effect>(codec: Codec, as effect: (Destination, consuming Message) -> Effect) -> [Effect] {
         defer {
-            order.removeAll(keepingCapacity: true)
-            single.removeAll(keepingCapacity: true)
-            joined.removeAll(keepingCapacity: true)
+            slots.removeAll(keepingCapacity: true)
+            if !positions.isEmpty { positions.removeAll(keepingCapacity: true) }
+            lastPosition = 0
             count = 0
         }
         // Sized up front: grown one append at a time, these arrays copied every message and body held so far.
         var out: [Effect] = []
-        out.reserveCapacity(order.count)
-        for destination in order {
-            if let message = single.removeValue(forKey: destination) {
-                out.append(effect(destination, message))
+        out.reserveCapacity(slots.count)
+        for position in slots.indices {
+            let destination = slots[position].destination
+            guard var joiner = Self.take(&slots[position].joiner) else {
+                out.append(effect(destination, Self.take(&slots[position].single)!))
                 continue
             }
-            var joiner = joined.removeValue(forKey: destination)!
             var messages = joiner.take()
             if messages.count == 1 {
                 out.append(effect(destination, messages.removeLast()))
