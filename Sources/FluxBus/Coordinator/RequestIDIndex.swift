@@ -31,10 +31,13 @@ struct RequestIDIndex {
 
     /// Starts over from the requests the log holds now, in order of sequence: a later one wins.
     mutating func rebuild(from logged: [(requestID: String, sequence: UInt64)]) {
-        sequences = Dictionary(logged.map { ($0.requestID, $0.sequence) }, uniquingKeysWith: { max($0, $1) })
-        sizeAtRebuild = sequences.count
         // Room for every id until the next rebuild: growing rehashed each id held, about once per id added.
-        sequences.reserveCapacity(2 * max(sizeAtRebuild, Self.rebuiltAtLeast) + 1)
+        var fresh = [String: UInt64](minimumCapacity: 2 * max(logged.count, Self.rebuiltAtLeast) + 1)
+        for (id, sequence) in logged {
+            if let earlier = fresh.updateValue(sequence, forKey: id), earlier > sequence { fresh[id] = earlier }
+        }
+        sequences = fresh
+        sizeAtRebuild = sequences.count
     }
 
     /// However few ids the last rebuild found, the next one waits until twice this many are held.
