@@ -24,10 +24,9 @@ enum JournalWrite {
     /// The writes as a record's body, and each one's ``LogWrite/encodedBlob(_:)`` (``JournalRecord/blobs``), which
     /// SQLite's rows take as they are; nil when one of the writes is not journaled.
     static func encode(_ writes: [LogWrite], at time: Double, codec: Codec) -> (body: [UInt8], blobs: [[UInt8]?])? {
-        var out = Writer()
+        var out = Writer(capacity: 128 + writes.count * 96)
         var blobs: [[UInt8]?] = []
         blobs.reserveCapacity(writes.count)
-        out.bytes.reserveCapacity(writes.count * 64)
         out.kind(.committedAt)
         out.u64(time.bitPattern)
         for write in writes {
@@ -113,7 +112,7 @@ enum JournalWrite {
                 return nil
             }
         }
-        return (out.bytes, blobs)
+        return (out.finish(), blobs)
     }
 
     /// A record's body as the writes it holds, their blobs as ``encode(_:at:codec:)`` returned them, and the time of
@@ -208,25 +207,62 @@ enum JournalWrite {
         return (writes, blobs, time)
     }
 
-    private struct Writer {
-        var bytes: [UInt8] = []
+    /// The body being written, in a buffer of its own that grows by doubling: each field is stored in place, where
+    /// appending each to an array took its generic path (about 100 instructions for a u64, 370 for a string).
+    private struct Writer: ~Copyable {
+        private var base: UnsafeMutableRawPointer
+        private var capacity: Int
+        private var count = 0
 
-        mutating func kind(_ kind: Kind) { bytes.append(kind.rawValue) }
-        mutating func u8(_ value: UInt8) { bytes.append(value) }
-        mutating func u32(_ value: Int) { withUnsafeBytes(of: UInt32(value).littleEndian) { bytes.append(contentsOf: $0) } }
-        mutating func u64(_ value: UInt64) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
+        init(capacity: Int) {
+            self.capacity = max(capacity, 64)
+            base = .allocate(byteCount: self.capacity, alignment: 8)
+        }
+
+        deinit { base.deallocate() }
+
+        /// The bytes written, as an array.
+        consuming func finish() -> [UInt8] { Array(UnsafeRawBufferPointer(start: base, count: count)) }
+
+        private mutating func reserve(_ more: Int) {
+            guard count + more > capacity else { return }
+            let grown = max(2 * capacity, count + more)
+            let fresh = UnsafeMutableRawPointer.allocate(byteCount: grown, alignment: 8)
+            fresh.copyMemory(from: base, byteCount: count)
+            base.deallocate()
+            base = fresh
+            capacity = grown
+        }
+
+        private mutating func raw(_ source: UnsafeRawBufferPointer) {
+            guard let from = source.baseAddress, !source.isEmpty else { return }
+            reserve(source.count)
+            (base + count).copyMemory(from: from, byteCount: source.count)
+            count += source.count
+        }
+
+        private mutating func store<Value: FixedWidthInteger>(_ value: Value) {
+            reserve(MemoryLayout<Value>.size)
+            base.storeBytes(of: value.littleEndian, toByteOffset: count, as: Value.self)
+            count += MemoryLayout<Value>.size
+        }
+
+        mutating func kind(_ kind: Kind) { store(kind.rawValue) }
+        mutating func u8(_ value: UInt8) { store(value) }
+        mutating func u32(_ value: Int) { store(UInt32(value)) }
+        mutating func u64(_ value: UInt64) { store(value) }
 
         mutating func data(_ value: [UInt8]) {
             u32(value.count)
-            bytes.append(contentsOf: value)
+            value.withUnsafeBytes { raw($0) }
         }
 
         mutating func string(_ value: String) {
-            var value = value
-            value.withUTF8 { utf8 in
+            let stored: Void? = value.utf8.withContiguousStorageIfAvailable { utf8 in
                 u32(utf8.count)
-                bytes.append(contentsOf: utf8)
+                raw(UnsafeRawBufferPointer(utf8))
             }
+            if stored == nil { data(Array(value.utf8)) }
         }
 
         mutating func optionalString(_ value: String?) {
