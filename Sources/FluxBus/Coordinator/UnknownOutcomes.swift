@@ -24,14 +24,25 @@ struct UnknownOutcomes {
 
     var count: Int { requests.count }
 
-    /// Remembers the unknown outcomes an answer reports.
+    /// Remembers the unknown outcomes an answer reports. Every answer passes here, and most report none: their
+    /// outcomes are looked at in place, not listed first.
     mutating func remember(_ answer: Message, requestID: String) {
-        for (sequence, outcome) in Self.outcomes(of: answer) where outcome.status == .unknown {
-            let key = Key(sequence: sequence, store: outcome.store, worker: outcome.worker)
-            guard requests.updateValue(requestID, forKey: key) == nil else { continue }
-            order.push(key)
+        switch answer {
+        case .result(let result):
+            for outcome in result.outcomes where outcome.status == .unknown { remember(outcome, of: result.sequence, requestID) }
+        case .batchResult(let batch):
+            for failure in batch.failures where failure.outcome.status == .unknown {
+                remember(failure.outcome, of: failure.sequence, requestID)
+            }
+        default: return
         }
         while requests.count > limit, let oldest = order.pop() { requests[oldest] = nil }
+    }
+
+    private mutating func remember(_ outcome: Outcome, of sequence: UInt64, _ requestID: String) {
+        let key = Key(sequence: sequence, store: outcome.store, worker: outcome.worker)
+        guard requests.updateValue(requestID, forKey: key) == nil else { return }
+        order.push(key)
     }
 
     /// The request id whose answer reports `worker`'s replica of `store` unknown for `sequence`, or the store
@@ -48,14 +59,6 @@ struct UnknownOutcomes {
         return Array(Set(keys.compactMap { requests.removeValue(forKey: $0) })).sorted()
     }
 
-    /// Every (sequence, outcome) an answer reports.
-    private static func outcomes(of answer: Message) -> [(UInt64, Outcome)] {
-        switch answer {
-        case .result(let result): result.outcomes.map { (result.sequence, $0) }
-        case .batchResult(let batch): batch.failures.map { ($0.sequence, $0.outcome) }
-        default: []
-        }
-    }
 }
 
 extension Message {
