@@ -95,6 +95,27 @@ struct IOLoopTests {
         await loop.shutdown()
     }
 
+    /// A timer cancelled on the loop's thread neither fires nor ends a wait: the loop, with nothing else to do,
+    /// sleeps once from the cancel to the next live deadline (the earliest deadline it keeps counts cancelled timers,
+    /// and the wait must not).
+    @Test func aCancelledTimerDoesNotEndAWait() async throws {
+        let loop = try IOLoop(context: try ZMQContext(), name: "test-cancelled-wait")
+        let (events, output) = AsyncStream.makeStream(of: String.self)
+        try await loop.run { scope in
+            for _ in 0..<50 { scope.schedule(after: .milliseconds(20)) { output.yield("cancelled timer fired") }.cancel() }
+            let waitsBefore = scope.waits
+            scope.schedule(after: .milliseconds(200)) { output.yield("waits \(scope.waits - waitsBefore)") }
+        }
+        var seen: [String] = []
+        for await event in events {
+            seen.append(event)
+            if event.hasPrefix("waits") { break }
+        }
+        // One wait, to the live deadline: waking at the cancelled timers' deadline would be a second.
+        #expect(seen == ["waits 1"])
+        await loop.shutdown()
+    }
+
     @Test func errorsFromJobsGoToOnErrorAndTheLoopGoesOn() async throws {
         let (errors, output) = AsyncStream.makeStream(of: String.self)
         let loop = try IOLoop(context: try ZMQContext(), name: "test-errors") { error in

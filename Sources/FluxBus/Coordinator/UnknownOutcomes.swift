@@ -58,7 +58,6 @@ struct UnknownOutcomes {
         let keys = requests.keys.filter { $0.sequence == sequence && $0.store == store }
         return Array(Set(keys.compactMap { requests.removeValue(forKey: $0) })).sorted()
     }
-
 }
 
 extension Message {

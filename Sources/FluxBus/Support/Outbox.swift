@@ -46,7 +46,7 @@ struct Outbox<Destination: Hashable> {
         // The destination's runs grow in place: this runs for every message an engine sends.
         if slots[position].joiner != nil { return slots[position].joiner!.add(message) }
         var joiner = MessageRuns.Joiner(maxItems: Self.bundleCount, maxBytes: Self.bundleBytes)
-        joiner.add(Self.take(&slots[position].single)!)
+        joiner.add(slots[position].single.take()!)
         joiner.add(message)
         slots[position].joiner = joiner
     }
@@ -54,13 +54,6 @@ struct Outbox<Destination: Hashable> {
     private func position(of destination: Destination) -> Int? {
         if lastPosition < slots.count, slots[lastPosition].destination == destination { return lastPosition }
         return slots.count > Self.scannedAtMost ? positions[destination] : slots.firstIndex { $0.destination == destination }
-    }
-
-    /// Moves the value out of `slot`, leaving nil: no copy of the message, which would retain each of its fields.
-    private static func take<Value>(_ slot: inout Value?) -> Value? {
-        var value: Value?
-        swap(&value, &slot)
-        return value
     }
 
     /// Returns what to send, each made into an engine's effect by `effect`, and starts empty again: per destination,
@@ -80,8 +73,9 @@ struct Outbox<Destination: Hashable> {
         out.reserveCapacity(slots.count)
         for position in slots.indices {
             let destination = slots[position].destination
-            guard var joiner = Self.take(&slots[position].joiner) else {
-                out.append(effect(destination, Self.take(&slots[position].single)!))
+            // Moved out, not copied: a copy of a message retains each of its fields.
+            guard var joiner = slots[position].joiner.take() else {
+                out.append(effect(destination, slots[position].single.take()!))
                 continue
             }
             var messages = joiner.take()

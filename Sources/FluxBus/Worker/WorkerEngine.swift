@@ -228,7 +228,9 @@ final class WorkerEngine {
         flushesEarly = false
         effects += outbox.release(codec: codec) { _, message in WorkerEffect.send(message) }
         #if DEBUG
-        if plantedBug == .workerMisstatesDigestsInRuns { effects = effects.map(Self.misstatingRunDigests) }
+        if plantedBug == .workerMisstatesDigestsInRuns {
+            effects = effects.map { if case .send(let message) = $0 { .send(Self.misstatingRunDigests(message)) } else { $0 } }
+        }
         #endif
         if let stop { effects.append(stop) }
         return effects
@@ -236,21 +238,16 @@ final class WorkerEngine {
 
     #if DEBUG
     /// ``PlantedBug/workerMisstatesDigestsInRuns``: the first digest of an ACKS run, a BUNDLE's too, off by one.
-    private static func misstatingRunDigests(_ effect: WorkerEffect) -> WorkerEffect {
-        guard case .send(let message) = effect else { return effect }
+    private static func misstatingRunDigests(_ message: Message) -> Message {
         switch message {
         case .acks(var run) where run.digests.count >= 8:
             run.digests[7] &+= 1
-            return .send(.acks(run))
+            return .acks(run)
         case .bundle:
             let codec = Codec()
-            guard let parts = try? codec.decodeAll(codec.encode(message), keepingAcks: true) else { return effect }
-            let bodies = parts.map { part -> [UInt8] in
-                guard case .send(let misstated) = misstatingRunDigests(.send(part)) else { return codec.encodeBody(part) }
-                return codec.encodeBody(misstated)
-            }
-            return .send(.bundle(Message.Bundle(messages: bodies.map { BundledMessage(body: $0) })))
-        default: return effect
+            guard let parts = try? codec.decodeAll(codec.encode(message), keepingAcks: true) else { return message }
+            return .bundle(Message.Bundle(messages: parts.map { BundledMessage(body: codec.encodeBody(misstatingRunDigests($0))) }))
+        default: return message
         }
     }
     #endif
