@@ -127,38 +127,61 @@ extension FluxBusCommand {
         }
     }
 
-    /// The baseline's peer processes: `fluxbus bench-peer relay|echo --endpoint EP`. Hidden; `fluxbus bench`
-    /// starts and stops them.
+    /// The raw ZeroMQ peers of the baseline and of the floors in a scenario's shape (`BaselineBench`, `ShapeFloors`).
+    /// Hidden; `fluxbus bench` starts and stops them.
     struct BenchPeer: AsyncParsableCommand {
+        static let roles = ["relay", "echo", "flight-relay", "stage", "reflect"]
+
         static let configuration = CommandConfiguration(
             commandName: "bench-peer",
-            abstract: "A raw ZeroMQ peer for the benchmark's baseline (started by `fluxbus bench`).",
+            abstract: "A raw ZeroMQ peer for the benchmark's floors (started by `fluxbus bench`).",
             discussion: """
                 relay binds a ROUTER and forwards between clients and the echo peer; echo connects a DEALER and \
-                sends every message back. Both run until killed.
+                sends every message back (the baseline). flight-relay binds a ROUTER and a PUB (--publish) and passes \
+                each client message along three stage peers, syncing a page of --sync-file where a --sync always \
+                coordinator syncs its log; stage connects a SUB and a DEALER as stage --stage N (flight-floor). \
+                reflect binds a ROUTER and sends every message back to its sender (status-floor). All run until killed.
 
                 Example:
                   fluxbus bench-peer relay --endpoint tcp://127.0.0.1:7500
                 """,
             shouldDisplay: false)
 
-        @Argument(help: "relay or echo.")
+        @Argument(help: "relay, echo, flight-relay, stage or reflect.")
         var role: String
 
         @Option(help: "The relay's ROUTER endpoint.")
         var endpoint: String
 
+        @Option(help: "flight-relay and stage: the relay's PUB endpoint.")
+        var publish: String?
+
+        @Option(help: "stage: which stage this is, 1 to 3.")
+        var stage: Int?
+
+        @Option(help: "flight-relay: the file whose pages it syncs; without it, it syncs nothing.")
+        var syncFile: String?
+
         func validate() throws {
-            guard ["relay", "echo"].contains(role) else { throw ValidationError("the role must be relay or echo, not '\(role)'") }
+            guard Self.roles.contains(role) else {
+                throw ValidationError("the role must be one of \(Self.roles.joined(separator: ", ")), not '\(role)'")
+            }
+            if ["flight-relay", "stage"].contains(role), publish == nil { throw ValidationError("\(role) needs --publish ENDPOINT") }
+            if role == "stage", !(1...3).contains(stage ?? 0) { throw ValidationError("stage needs --stage 1, 2 or 3") }
         }
 
         func run() async throws {
             // Blocking ZeroMQ calls stay off Swift's cooperative pool: the peer loops on a thread of its own.
-            let role = role
-            let endpoint = endpoint
+            let (role, endpoint, publish, stage, syncFile) = (role, endpoint, publish ?? "", stage ?? 1, syncFile)
             let thread = Thread {
                 do {
-                    if role == "relay" { try BaselineBench.runRelay(endpoint: endpoint) } else { try BaselineBench.runEcho(endpoint: endpoint) }
+                    switch role {
+                    case "relay": try BaselineBench.runRelay(endpoint: endpoint)
+                    case "echo": try BaselineBench.runEcho(endpoint: endpoint)
+                    case "flight-relay": try ShapeFloors.runFlightRelay(control: endpoint, publish: publish, syncPath: syncFile)
+                    case "stage": try ShapeFloors.runStage(stage, control: endpoint, publish: publish)
+                    default: try ShapeFloors.runReflector(endpoint: endpoint)
+                    }
                 } catch {
                     printError("bench-peer \(role): \(error)")
                     Foundation.exit(3)

@@ -58,6 +58,32 @@ struct BenchSmokeTests {
         #expect(batch.targets.contains { $0.metric == "actions per second" && $0.threshold == 200_000 })
     }
 
+    @Test func theFloorsInAScenariosShapeRunBesideItAndDivideItsMedian() throws {
+        let run = try CommandLineTests.fluxbus(
+            ["bench", "--quick", "--json", "status-floor", "flight-floor", "flight", "status-rtt", "flight-floor-unsynced"])
+        #expect(run.status == 0, "\(run.error)")
+        let report = try JSONDecoder().decode(BenchReport.self, from: Data(run.output.utf8))
+        // In the catalogue's order, each floor after its scenario, whatever the order asked.
+        #expect(report.scenarios.map(\.scenario) == ["flight", "flight-floor", "flight-floor-unsynced", "status-rtt", "status-floor"])
+        var medians: [String: Double] = [:]
+        for scenario in report.scenarios {
+            #expect(scenario.outcome == .ok, "\(scenario.scenario): \(scenario.message ?? "")")
+            medians[scenario.scenario] = try #require(scenario.latency?.p50)
+            #expect(scenario.latency?.count == 200)
+        }
+        for floor in ["flight-floor", "flight-floor-unsynced", "status-floor"] {
+            let entry = try #require(report.scenarios.first { $0.scenario == floor })
+            #expect(entry.targets.isEmpty && entry.ratiosToShapeFloors == nil)
+            #expect((entry.ratioToBaseline ?? 0) > 0)
+        }
+        let flight = try #require(report.scenarios.first { $0.scenario == "flight" }?.ratiosToShapeFloors)
+        #expect(flight.map(\.floor) == ["flight-floor", "flight-floor-unsynced"])
+        #expect(abs(flight[0].ratio - medians["flight"]! / medians["flight-floor"]!) < 1e-9)
+        #expect(abs(flight[1].ratio - medians["flight"]! / medians["flight-floor-unsynced"]!) < 1e-9)
+        let status = try #require(report.scenarios.first { $0.scenario == "status-rtt" }?.ratiosToShapeFloors)
+        #expect(status.count == 1 && abs(status[0].ratio - medians["status-rtt"]! / medians["status-floor"]!) < 1e-9)
+    }
+
     @Test func anInterruptedRunStopsItsProcesses() async throws {
         let marker = "FLUXBUS_BENCH_SMOKE=\(UUID().uuidString)"
         let (key, value) = (String(marker.prefix { $0 != "=" }), String(marker.drop { $0 != "=" }.dropFirst()))

@@ -1,13 +1,16 @@
 import Foundation
 
 extension BenchReport {
+    /// The width of the table's first column: the longest scenario name, `flight-floor-unsynced`, and a space.
+    static let nameWidth = 22
+
     /// The human-readable table: absolute figures, the ratio to the baseline, the coordinator's CPU and memory, and
     /// every target with met or MISSED.
     public var text: String {
         var lines: [String] = []
         lines.append("fluxbus bench: \(machine.cores) cores, \(machine.cpuModel), \(machine.date); cluster: \(cluster); payload \(payloadBytes) bytes")
         lines.append("")
-        let header = "scenario".padded(15) + "   count" + "      p50 µs" + "    p90 µs" + "    p99 µs" + "  p99.9 µs" + "      ops/s"
+        let header = "scenario".padded(Self.nameWidth) + "   count" + "      p50 µs" + "    p90 µs" + "    p99 µs" + "  p99.9 µs" + "      ops/s"
             + "  x base" + "  coord CPU s" + "  coord peak MB"
         lines.append(header)
         for scenario in [baseline, baselineEnd].compactMap({ $0 }) + scenarios {
@@ -26,6 +29,9 @@ extension BenchReport {
             for target in scenario.targets {
                 notes.append("target \(target.metric) \(target.comparison) \(target.threshold.compact): \(target.value.compact) "
                     + (target.met ? "met" : "MISSED"))
+            }
+            for floor in scenario.ratiosToShapeFloors ?? [] {
+                notes.append(String(format: "%.2fx the median of ", floor.ratio) + "\(floor.floor), the same shape over raw ZeroMQ")
             }
             if let rate = scenario.pipelinedThroughput {
                 notes.append(String(format: "%.0f dispatches/s with %d outstanding (the table's ops/s is lock-step)", rate, scenario.pipelineWindow ?? 0))
@@ -52,7 +58,7 @@ extension BenchReport {
 
 extension ScenarioReport {
     var row: String {
-        let name = scenario.padded(15)
+        let name = scenario.padded(BenchReport.nameWidth)
         guard outcome == .ok else { return name + "   " + (outcome == .unavailable ? "unavailable" : "FAILED") }
         func cell(_ value: Double?, _ width: Int, _ format: String) -> String {
             (value.map { String(format: format, $0) } ?? "-").leftPadded(width)

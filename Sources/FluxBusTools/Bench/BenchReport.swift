@@ -44,6 +44,12 @@ public struct ScenarioReport: Sendable, Codable, Hashable {
         }
     }
 
+    /// A scenario's median over one of its floors' (``ShapeFloors``).
+    public struct FloorRatio: Sendable, Codable, Hashable {
+        public let floor: String
+        public let ratio: Double
+    }
+
     public var scenario: String
     /// What one operation is.
     public var operation: String
@@ -62,6 +68,9 @@ public struct ScenarioReport: Sendable, Codable, Hashable {
     public var pipelineWindow: Int?
     /// The median latency divided by the baseline's median in the same run (``BenchReport/baselineMedian``).
     public var ratioToBaseline: Double?
+    /// The median latency divided by the median of each floor in this scenario's own shape that ran beside it
+    /// (`flight-floor` for `flight`, `status-floor` for `status-rtt`).
+    public var ratiosToShapeFloors: [FloorRatio]?
     /// The coordinator's CPU seconds (user + system) over the measured part.
     public var coordinatorCPUSeconds: Double?
     /// The scenario's wall time, and the CPU time the hypervisor took from this machine meanwhile (summed over its

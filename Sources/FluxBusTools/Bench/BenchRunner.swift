@@ -13,7 +13,10 @@ public enum BenchRunner {
         ("workers-3", "counter.add to a store replicated on 3 worker processes (target >= 5,000 dispatches/s with 32 outstanding)"),
         ("workers-8", "lock-step counter.add to a store replicated on 8 worker processes"),
         ("flight", "lock-step country-update through country <- city <- price on 3 worker processes (target: median <= 3x baseline)"),
+        ("flight-floor", "raw ZeroMQ in flight's shape: 5 processes, 8 messages on the path, the 3 syncs of --sync always (flight's floor)"),
+        ("flight-floor-unsynced", "flight-floor without its syncs"),
         ("status-rtt", "lock-step STATUS requests: client -> coordinator -> client, no worker on the path (target: median <= 0.6x baseline)"),
+        ("status-floor", "raw ZeroMQ client -> relay -> client: the two hops of status-rtt (its floor)"),
         ("catch-up", "a fresh replica replays a 100,000-action log (target >= 500,000 actions/s)"),
         ("durable-always", "workers-1 with the coordinator on a SQLite log, --sync always"),
         ("durable-off", "workers-1 with the coordinator on a SQLite log, --sync off (target: median <= 1.5x baseline)"),
@@ -68,6 +71,7 @@ public enum BenchRunner {
             }
             report.scenarios[index].targets += targets(for: report.scenarios[index])
         }
+        shapeRatios(&report.scenarios)
         return report
     }
 
@@ -108,6 +112,8 @@ public enum BenchRunner {
             return try await ClusterBenchmarks.lockStep(ClusterBenchmarks.flightShape(settings: settings), settings: settings, count: latencyCount)
         case "status-rtt":
             return try await ClusterBenchmarks.statusRoundTrip(settings: settings, count: latencyCount)
+        case "flight-floor", "flight-floor-unsynced", "status-floor":
+            return try await shapeFloor(name, settings: settings)
         case "catch-up":
             return try await CatchUpBench.run(settings: settings, count: settings.count(default: 100_000, quick: 2_000))
         case "durable-always", "durable-off":
@@ -127,46 +133,6 @@ public enum BenchRunner {
             let shape = ClusterBenchmarks.counterShape(name, workers: workers, settings: settings)
             return try await ClusterBenchmarks.lockStep(shape, settings: settings, count: latencyCount)
         }
-    }
-
-    /// The raw ZeroMQ round trip through a relay and an echo process.
-    static func baseline(_ settings: BenchSettings) async throws -> ScenarioReport {
-        let count = settings.count(default: 10_000, quick: 200)
-        let processes = try LocalProcesses(prefix: "fluxbus-bench-baseline")
-        let endpoint = "tcp://127.0.0.1:\(try FreePort.next())"
-        do {
-            for peer in ["relay", "echo"] {
-                let process = try processes.launch(peer, executable: settings.executable, arguments: ["bench-peer", peer, "--endpoint", endpoint])
-                BenchChildren.shared.add(process.processIdentifier)
-            }
-            let relayPID = processes.pid("relay")
-            let progress = ProgressBar.make("baseline")
-            let (recorder, elapsed, relayCPU) = try await BaselineBench.measure(
-                endpoint: endpoint, count: count, warmup: settings.warmup(for: count), payloadBytes: settings.payloadBytes,
-                relayPID: relayPID, progress: progress)
-            progress?.finish()
-            var report = ScenarioReport(
-                scenario: "baseline",
-                operation: "raw ZeroMQ round trip, \(max(settings.payloadBytes, 8))-byte frame: client DEALER -> relay ROUTER -> echo DEALER -> relay -> client, tcp 127.0.0.1")
-            report.count = count
-            report.latency = recorder.summary
-            report.throughput = Double(count) / (elapsed.nanoseconds / 1e9)
-            // The relay stands where the coordinator stands.
-            report.coordinatorCPUSeconds = relayCPU
-            report.coordinatorPeakRSSBytes = relayPID.flatMap(ProcessStats.read(pid:))?.peakResidentBytes
-            await stop(processes)
-            return report
-        } catch {
-            await stop(processes)
-            throw error
-        }
-    }
-
-    private static func stop(_ processes: LocalProcesses) async {
-        let pids = processes.pids.map(\.pid)
-        await processes.stop(grace: .seconds(2))
-        for pid in pids { BenchChildren.shared.remove(pid) }
-        processes.removeDirectory()
     }
 
     /// The targets that compare a scenario with the baseline or an absolute rate: issue 17's (docs/BENCHMARKS.md).
