@@ -35,14 +35,16 @@ release: deps-system
 	$(SWIFT) build -c release
 
 # The whole test suite, one test at a time: CPU-bound tests (the fuzzer) would otherwise starve the two threads
-# of the cooperative pool that the networked tests need. Deterministic hashing makes a simulation seed replay
-# exactly in another process too (Dictionary order would otherwise change from run to run).
+# of the cooperative pool that the networked tests need. The SimulationTests module runs beside the rest in a
+# process of its own at the lowest CPU priority, on the CPU the networked tests leave idle (scripts/test-suites.sh).
+# Deterministic hashing makes a simulation seed replay exactly in another process too (Dictionary order would
+# otherwise change from run to run).
 test: deps
 	$(SWIFT) build --build-tests
 	@$(MAKE) --no-print-directory verify-deploy
 	@$(MAKE) --no-print-directory example
 	@$(MAKE) --no-print-directory docs
-	SWIFT_DETERMINISTIC_HASHING=1 $(SWIFT) test --skip-build --no-parallel
+	scripts/test-suites.sh $(SWIFT)
 	$(MAKE) fuzz
 	@$(MAKE) --no-print-directory release-smoke
 
