@@ -130,7 +130,7 @@ extension FluxBusCommand {
     /// The raw ZeroMQ peers of the baseline and of the floors in a scenario's shape (`BaselineBench`, `ShapeFloors`).
     /// Hidden; `fluxbus bench` starts and stops them.
     struct BenchPeer: AsyncParsableCommand {
-        static let roles = ["relay", "echo", "flight-relay", "stage", "reflect"]
+        static let roles = ["relay", "echo", "flight-relay", "stage", "reflect", "client"]
 
         static let configuration = CommandConfiguration(
             commandName: "bench-peer",
@@ -140,14 +140,16 @@ extension FluxBusCommand {
                 sends every message back (the baseline). flight-relay binds a ROUTER and a PUB (--publish) and passes \
                 each client message along three stage peers, syncing a page of --sync-file where a --sync always \
                 coordinator syncs its log; stage connects a SUB and a DEALER as stage --stage N (flight-floor). \
-                reflect binds a ROUTER and sends every message back to its sender (status-floor). All run until killed.
+                reflect binds a ROUTER and sends every message back to its sender (status-floor). All run until killed, \
+                but client: it measures --count lock-step round trips through the relay at --endpoint, as the benchmark \
+                does, prints their median and exits.
 
                 Example:
                   fluxbus bench-peer relay --endpoint tcp://127.0.0.1:7500
                 """,
             shouldDisplay: false)
 
-        @Argument(help: "relay, echo, flight-relay, stage or reflect.")
+        @Argument(help: "relay, echo, flight-relay, stage, reflect or client.")
         var role: String
 
         @Option(help: "The relay's ROUTER endpoint.")
@@ -162,15 +164,24 @@ extension FluxBusCommand {
         @Option(help: "flight-relay: the file whose pages it syncs; without it, it syncs nothing.")
         var syncFile: String?
 
+        @Option(help: "client: the round trips to measure, after a warm-up of a tenth of them.")
+        var count = 10_000
+
         func validate() throws {
             guard Self.roles.contains(role) else {
                 throw ValidationError("the role must be one of \(Self.roles.joined(separator: ", ")), not '\(role)'")
             }
             if ["flight-relay", "stage"].contains(role), publish == nil { throw ValidationError("\(role) needs --publish ENDPOINT") }
             if role == "stage", !(1...3).contains(stage ?? 0) { throw ValidationError("stage needs --stage 1, 2 or 3") }
+            if role == "client", count < 1 { throw ValidationError("--count must be at least 1, not \(count)") }
         }
 
         func run() async throws {
+            if role == "client" {
+                let latency = try await ShapeFloors.runClient(endpoint: endpoint, count: count)
+                print(String(format: "%d round trips: p50 %.1f µs, p90 %.1f µs, p99 %.1f µs", latency.count, latency.p50, latency.p90, latency.p99))
+                return
+            }
             // Blocking ZeroMQ calls stay off Swift's cooperative pool: the peer loops on a thread of its own.
             let (role, endpoint, publish, stage, syncFile) = (role, endpoint, publish ?? "", stage ?? 1, syncFile)
             let thread = Thread {

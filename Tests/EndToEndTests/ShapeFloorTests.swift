@@ -91,6 +91,15 @@ struct ShapeFloorTests {
         await cluster.stop()
     }
 
+    @Test func theClientPeerMeasuresRoundTripsThroughARelayAndExits() async throws {
+        let cluster = try Cluster()
+        try cluster.start("relay", ["bench-peer", "reflect", "--endpoint", cluster.control])
+        let run = try CommandLineTests.fluxbus(["bench-peer", "client", "--endpoint", cluster.control, "--count", "50"])
+        await cluster.stop()
+        #expect(run.status == 0, "\(run.error)")
+        #expect(run.output.hasPrefix("50 round trips: p50 "), "\(run.output)")
+    }
+
     @Test func aPeerWithoutWhatItsRoleNeedsIsRefusedWithAReason() throws {
         let stage = try CommandLineTests.fluxbus(["bench-peer", "stage", "--endpoint", "tcp://127.0.0.1:1", "--publish", "tcp://127.0.0.1:2"])
         #expect(stage.status != 0)
@@ -98,6 +107,9 @@ struct ShapeFloorTests {
         let relay = try CommandLineTests.fluxbus(["bench-peer", "flight-relay", "--endpoint", "tcp://127.0.0.1:1"])
         #expect(relay.status != 0)
         #expect(relay.error.contains("--publish"), "\(relay.error)")
+        let client = try CommandLineTests.fluxbus(["bench-peer", "client", "--endpoint", "tcp://127.0.0.1:1", "--count", "0"])
+        #expect(client.status != 0)
+        #expect(client.error.contains("--count must be at least 1"), "\(client.error)")
         let unknown = try CommandLineTests.fluxbus(["bench-peer", "mirror", "--endpoint", "tcp://127.0.0.1:1"])
         #expect(unknown.status != 0)
         #expect(unknown.error.contains("flight-relay"), "\(unknown.error)")

@@ -19,7 +19,8 @@ import ZeroMQ
 /// - `status-floor`: client → relay → client, the relay sending each message back to its sender: the two hops of a
 ///   STATUS request.
 ///
-/// The peers are `fluxbus bench-peer flight-relay|stage|reflect`; the client is ``BaselineBench``'s.
+/// The peers are `fluxbus bench-peer flight-relay|stage|reflect`; the client is ``BaselineBench``'s, and
+/// `fluxbus bench-peer client` runs it by hand.
 public enum ShapeFloors {
     /// The routing id a stage connects with.
     static func stageID(_ stage: Int) -> [UInt8] { Array("stage-\(stage)".utf8) }
@@ -85,6 +86,14 @@ public enum ShapeFloors {
                 while let frames = try dealer.tryReceive() { _ = try dealer.send(frames) }
             }
         }
+    }
+
+    /// The client of any of these floors, by hand: `count` lock-step round trips through the relay at `endpoint`,
+    /// after a warm-up, as `fluxbus bench` measures them (for scripts that read the peers' processes meanwhile).
+    public static func runClient(endpoint: String, count: Int, payloadBytes: Int = 64) async throws -> LatencySummary {
+        let (recorder, _, _) = try await BaselineBench.measure(
+            endpoint: endpoint, count: count, warmup: min(count / 10, 1_000), payloadBytes: payloadBytes, relayPID: nil, progress: nil)
+        return recorder.summary
     }
 
     /// The relay of `status-floor`: binds a ROUTER at `endpoint` and sends every message back to its sender. Runs
