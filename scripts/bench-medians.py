@@ -26,6 +26,8 @@ def figures(scenario):
         rows.append(("lock-step /s", scenario.get("throughput"), "{:,.0f}"))
         if scenario.get("pipelinedThroughput"):
             rows.append(("32 outstanding /s", scenario.get("pipelinedThroughput"), "{:,.0f}"))
+        for floor in scenario.get("ratiosToShapeFloors") or []:
+            rows.append((f"× `{floor['floor']}`", floor["ratio"], "{:.2f}×"))
     else:
         rows.append(("actions/s", scenario.get("throughput"), "{:,.0f}"))
     if scenario.get("coordinatorCPUSeconds") is not None:
