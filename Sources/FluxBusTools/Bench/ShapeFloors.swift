@@ -108,7 +108,9 @@ public enum ShapeFloors {
 }
 
 /// A small file of whole pages, written once, of which one page at a time is rewritten and `fdatasync`ed: what the
-/// coordinator's journal (`log.journal`) does for each commit, so that a sync writes data and no metadata.
+/// coordinator's journal (`log.journal`) does for each commit, so that a sync writes data and no metadata. As the
+/// journal does, it drops the file's pages from the page cache once written, so that a page rewritten later is
+/// cached alone and its sync writes that page, not a large folio around it.
 final class SyncedPages {
     static let pageBytes = 4_096
     static let pageCount = 64
@@ -121,6 +123,7 @@ final class SyncedPages {
         guard descriptor >= 0 else { throw Self.failure("cannot open", path) }
         for _ in 0..<Self.pageCount { try write() }
         guard fsync(descriptor) == 0 else { throw Self.failure("cannot sync", path) }
+        _ = posix_fadvise(descriptor, 0, 0, Int32(POSIX_FADV_DONTNEED))
     }
 
     deinit { close(descriptor) }
