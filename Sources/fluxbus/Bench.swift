@@ -11,14 +11,17 @@ extension FluxBusCommand {
                 Like redis-benchmark or `nats bench`: by default it starts a coordinator and worker processes on this \
                 machine from its own executable (tcp on 127.0.0.1, free ports) and stops them afterwards, also on \
                 Ctrl-C. Every distributed scenario is printed as absolute figures and as a ratio to a raw ZeroMQ \
-                round trip (client -> relay -> echo -> relay -> client, three processes) measured in the same run. \
-                `--list` shows the scenarios; without a name, all but `memory` run. A scenario may also be \
-                workers-N for any N up to 64.
+                round trip (client -> relay -> echo -> relay -> client, three processes) measured in the same run; \
+                flight and status-rtt also as a ratio to raw ZeroMQ in their own shape (flight-floor, \
+                flight-floor-unsynced, status-floor: the same processes and messages, and the syncs --sync always \
+                makes, with no bus in between). `--list` shows the scenarios; without a name, all but memory, \
+                large-state and snapshot-join run. A scenario may also be workers-N for any N up to 64.
 
                 Against an existing cluster (--control): the workers must already be there, hosting `counter` \
                 (kind counter) for workers-N, memory and catch-up, and country, city and price for flight. \
                 workers-N then measures whatever replicas are live; durable-* need a coordinator started here; \
-                pass --coordinator-pid for the coordinator's CPU and memory figures. The baseline still runs here.
+                pass --coordinator-pid for the coordinator's CPU and memory figures. The baseline and the floors \
+                still run here.
 
                 Build in release mode for meaningful figures (see docs/BENCHMARKS.md).
 
