@@ -28,16 +28,7 @@ pids=()
 cleanup() { kill -TERM "${pids[@]}" 2>/dev/null || true; wait "${pids[@]}" 2>/dev/null || true; }
 trap cleanup EXIT
 
-# Run time in ns and voluntary context switches, summed over a process's threads.
-sample() {
-    local pid=$1 ns=0 switches=0 task schedstat status
-    for task in /proc/"$pid"/task/*; do
-        schedstat=$(cat "$task/schedstat" 2>/dev/null) && status=$(cat "$task/status" 2>/dev/null) || continue
-        ns=$((ns + ${schedstat%% *}))
-        switches=$((switches + $(awk '/^voluntary_ctxt_switches/ { print $2 }' <<<"$status")))
-    done
-    echo "$ns $switches"
-}
+source "$(dirname "$0")/process-sample.sh"
 # Samples every process in "$@" into the named file, one line each.
 sample_all() { local out=$1; shift; for pid in "$@"; do sample "$pid"; done >"$out"; }
 

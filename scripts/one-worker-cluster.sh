@@ -1,8 +1,9 @@
 # Sourced by the cost scripts: starts a coordinator and one worker hosting `counter`, both from "$fluxbus" and logging
 # into "$dir", on free tcp ports of 127.0.0.1; stops both when the sourcing script exits, and returns once the worker
-# is live. Sets `control`, `coordinator` and `worker`, and defines `sample`. The coordinator's log options are the
-# array `log` if the sourcing script set one, otherwise those `mode` names: `durable` (a data directory in "$dir",
-# its default `--sync always`), `off` (the same with `--sync off`) or `memory` (`--in-memory`).
+# is live. Sets `control`, `coordinator` and `worker`, and defines `sample` (scripts/process-sample.sh). The
+# coordinator's log options are the array `log` if the sourcing script set one, otherwise those `mode` names:
+# `durable` (a data directory in "$dir", its default `--sync always`), `off` (the same with `--sync off`) or `memory`
+# (`--in-memory`).
 if [[ -z ${log+set} ]]; then
     case "$mode" in
         durable) log=(--data-dir "$dir/data") ;;
@@ -12,17 +13,7 @@ if [[ -z ${log+set} ]]; then
     esac
 fi
 
-# Run time in ns and voluntary context switches, summed over a process's threads.
-sample() {
-    local pid=$1 ns=0 switches=0 task schedstat status
-    for task in /proc/"$pid"/task/*; do
-        # A thread may exit between the listing and the reads (a dispatch queue's idle worker): skip it.
-        schedstat=$(cat "$task/schedstat" 2>/dev/null) && status=$(cat "$task/status" 2>/dev/null) || continue
-        ns=$((ns + ${schedstat%% *}))
-        switches=$((switches + $(awk '/^voluntary_ctxt_switches/ { print $2 }' <<<"$status")))
-    done
-    echo "$ns $switches"
-}
+source "$(dirname "${BASH_SOURCE[0]}")/process-sample.sh"
 
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 control=tcp://127.0.0.1:$(port)
