@@ -181,7 +181,9 @@ extension FluxBusCommand {
 
         func run() async throws {
             if role == "client" {
-                let latency = try await ShapeFloors.runClient(endpoint: endpoint, count: count)
+                var settings = BenchSettings(executable: URL(fileURLWithPath: CommandLine.arguments[0]))
+                settings.count = count
+                let latency = try await ShapeFloors.runClient(endpoint: endpoint, settings: settings)
                 print(String(format: "%d round trips: p50 %.1f µs, p90 %.1f µs, p99 %.1f µs", latency.count, latency.p50, latency.p90, latency.p99))
                 return
             }

@@ -100,18 +100,15 @@ struct ShapeFloorTests {
         #expect(run.output.hasPrefix("50 round trips: p50 "), "\(run.output)")
     }
 
-    @Test func aPeerWithoutWhatItsRoleNeedsIsRefusedWithAReason() throws {
-        let stage = try CommandLineTests.fluxbus(["bench-peer", "stage", "--endpoint", "tcp://127.0.0.1:1", "--publish", "tcp://127.0.0.1:2"])
-        #expect(stage.status != 0)
-        #expect(stage.error.contains("--stage 1, 2 or 3"), "\(stage.error)")
-        let relay = try CommandLineTests.fluxbus(["bench-peer", "flight-relay", "--endpoint", "tcp://127.0.0.1:1"])
-        #expect(relay.status != 0)
-        #expect(relay.error.contains("--publish"), "\(relay.error)")
-        let client = try CommandLineTests.fluxbus(["bench-peer", "client", "--endpoint", "tcp://127.0.0.1:1", "--count", "0"])
-        #expect(client.status != 0)
-        #expect(client.error.contains("--count must be at least 1"), "\(client.error)")
-        let unknown = try CommandLineTests.fluxbus(["bench-peer", "mirror", "--endpoint", "tcp://127.0.0.1:1"])
-        #expect(unknown.status != 0)
-        #expect(unknown.error.contains("flight-relay"), "\(unknown.error)")
+    @Test(arguments: [
+        (["stage", "--endpoint", "tcp://127.0.0.1:1", "--publish", "tcp://127.0.0.1:2"], "--stage 1, 2 or 3"),
+        (["flight-relay", "--endpoint", "tcp://127.0.0.1:1"], "--publish"),
+        (["client", "--endpoint", "tcp://127.0.0.1:1", "--count", "0"], "--count must be at least 1"),
+        (["mirror", "--endpoint", "tcp://127.0.0.1:1"], "flight-relay"),
+    ])
+    func aPeerWithoutWhatItsRoleNeedsIsRefusedWithAReason(arguments: [String], reason: String) throws {
+        let run = try CommandLineTests.fluxbus(["bench-peer"] + arguments)
+        #expect(run.status != 0)
+        #expect(run.error.contains(reason), "\(run.error)")
     }
 }

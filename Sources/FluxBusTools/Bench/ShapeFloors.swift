@@ -88,11 +88,14 @@ public enum ShapeFloors {
         }
     }
 
-    /// The client of any of these floors, by hand: `count` lock-step round trips through the relay at `endpoint`,
-    /// after a warm-up, as `fluxbus bench` measures them (for scripts that read the peers' processes meanwhile).
-    public static func runClient(endpoint: String, count: Int, payloadBytes: Int = 64) async throws -> LatencySummary {
+    /// The client of any of these floors, by hand: lock-step round trips through the relay at `endpoint`, with the
+    /// count, warm-up and payload of `settings`, as `fluxbus bench` measures them (for scripts that read the peers'
+    /// processes meanwhile).
+    public static func runClient(endpoint: String, settings: BenchSettings) async throws -> LatencySummary {
+        let count = settings.count(default: 10_000, quick: 200)
         let (recorder, _, _) = try await BaselineBench.measure(
-            endpoint: endpoint, count: count, warmup: min(count / 10, 1_000), payloadBytes: payloadBytes, relayPID: nil, progress: nil)
+            endpoint: endpoint, count: count, warmup: settings.warmup(for: count), payloadBytes: settings.payloadBytes,
+            relayPID: nil, progress: nil)
         return recorder.summary
     }
 
@@ -114,11 +117,13 @@ public enum ShapeFloors {
 final class SyncedPages {
     static let pageBytes = 4_096
     static let pageCount = 64
+    private let path: String
     private let descriptor: Int32
     private let page = [UInt8](repeating: 1, count: SyncedPages.pageBytes)
     private var next = 0
 
     init(path: String) throws {
+        self.path = path
         descriptor = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw Self.failure("cannot open", path) }
         for _ in 0..<Self.pageCount { try write() }
@@ -131,14 +136,14 @@ final class SyncedPages {
     /// Rewrites the next page and waits for `fdatasync`.
     func sync() throws {
         try write()
-        guard fdatasync(descriptor) == 0 else { throw Self.failure("cannot sync", "the floor's file") }
+        guard fdatasync(descriptor) == 0 else { throw Self.failure("cannot sync", path) }
     }
 
     private func write() throws {
         let offset = off_t(next % Self.pageCount * Self.pageBytes)
         next += 1
         let written = page.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, offset) }
-        guard written == page.count else { throw Self.failure("cannot write", "the floor's file") }
+        guard written == page.count else { throw Self.failure("cannot write", path) }
     }
 
     private static func failure(_ what: String, _ path: String) -> BusError {
