@@ -95,7 +95,7 @@ extension FluxBusCommand {
 
         func run() async throws {
             if list {
-                for (name, summary) in BenchRunner.catalogue { print(name.padding(toLength: 16, withPad: " ", startingAt: 0) + summary) }
+                for (name, summary) in BenchRunner.catalogue { print(name.padding(toLength: BenchReport.nameWidth, withPad: " ", startingAt: 0) + summary) }
                 return
             }
             let signalSources = BenchChildren.shared.installSignalHandlers()

@@ -84,6 +84,18 @@ struct BenchSmokeTests {
         #expect(status.count == 1 && abs(status[0].ratio - medians["status-rtt"]! / medians["status-floor"]!) < 1e-9)
     }
 
+    @Test func theListNamesEveryScenarioInFullBeforeItsSummary() throws {
+        let run = try CommandLineTests.fluxbus(["bench", "--list"])
+        #expect(run.status == 0, "\(run.error)")
+        let lines = run.output.split(separator: "\n").map(String.init)
+        #expect(lines.count == BenchRunner.catalogue.count)
+        for (line, (name, summary)) in zip(lines, BenchRunner.catalogue) {
+            // A name as long as `flight-floor-unsynced` once ran into its summary.
+            #expect(line.hasPrefix(name + " ") && line.hasSuffix(summary), "\(line)")
+            #expect(line.dropFirst(name.count).trimmingCharacters(in: .whitespaces) == summary)
+        }
+    }
+
     @Test func anInterruptedRunStopsItsProcesses() async throws {
         let marker = "FLUXBUS_BENCH_SMOKE=\(UUID().uuidString)"
         let (key, value) = (String(marker.prefix { $0 != "=" }), String(marker.drop { $0 != "=" }.dropFirst()))

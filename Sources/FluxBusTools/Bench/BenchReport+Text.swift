@@ -2,7 +2,7 @@ import Foundation
 
 extension BenchReport {
     /// The width of the table's first column: the longest scenario name in the catalogue, and a space.
-    static let nameWidth = (BenchRunner.catalogue.map(\.name.count).max() ?? 14) + 1
+    public static let nameWidth = (BenchRunner.catalogue.map(\.name.count).max() ?? 14) + 1
 
     /// The human-readable table: absolute figures, the ratio to the baseline, the coordinator's CPU and memory, and
     /// every target with met or MISSED.
