@@ -100,7 +100,7 @@ final class ClientChannel: Sendable {
         while true {
             var deliveries = Deliveries()
             let handsOver: Bool? = state.withLock { state in
-                if state.waiters[id] != nil { state.drain(into: &deliveries) }
+                if state.waiters[id] != nil { state.drain(into: &deliveries, stoppingAtCallersAnswer: true) }
                 guard state.waiters[id] == nil || ContinuousClock.now >= limit else { return nil }
                 state.receiver = state.waiters.isEmpty ? .none : .loop
                 return state.receiver == .loop

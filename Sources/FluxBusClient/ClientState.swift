@@ -91,7 +91,12 @@ struct ClientState {
     /// Receives every answer the socket holds and settles its waiter. Ending on a receive that finds nothing also
     /// re-arms the socket's `ZMQ_FD`, which any use of the socket may have consumed: whoever waits on it next is
     /// woken by the next message.
-    mutating func drain(into deliveries: inout Deliveries) {
+    ///
+    /// With `stoppingAtCallersAnswer`, it stops once the caller receiving has its own answer (``Deliveries/wakesCaller``),
+    /// without the receive that finds the socket empty: that costs libzmq a `getpid` and a `poll` of its mailbox, on the
+    /// path of every lock-step request. Whoever receives next starts with a drain of its own (the loop, or the next
+    /// caller), which re-arms the descriptor before anyone waits on it.
+    mutating func drain(into deliveries: inout Deliveries, stoppingAtCallersAnswer: Bool = false) {
         do {
             while let frames = try dealer.tryReceive() {
                 // Answers to requests sent together may come together, as a BUNDLE.
@@ -102,6 +107,7 @@ struct ClientState {
                     continue
                 }
                 for message in messages { answer(message, into: &deliveries) }
+                if stoppingAtCallersAnswer && deliveries.wakesCaller { return }
             }
         } catch {
             // The socket is closed or its context shut down: nothing more will come.

@@ -32,7 +32,17 @@ struct LostDispatchInHandTests {
         try coordinator.send(coordinator.welcome(epoch: 1, sequence: 0), to: id)
         _ = try RestartedCoordinatorTests.await(coordinator, heartbeating: 1, at: 0) { if case .ready = $0 { true } else { nil } }
         try coordinator.send(action(epoch: 1, quantity: 4), to: id)
-        // Whatever runs at once has run once the worker answers a heartbeat round; the ledger waits for `check`.
+        // Whatever runs at once has run once the worker answers a request sent after the ACTION on the same
+        // connection (the ledger waits for `check`). Heartbeating epoch 2 at once raced the ACTION: a worker that
+        // served its subscriber first dropped the ACTION as an old epoch's.
+        try coordinator.send(.stateRequest(.init(requestID: "after-the-action", store: "audit")), to: id)
+        _ = try RestartedCoordinatorTests.await(coordinator, heartbeating: 1, at: 0) { message -> Bool? in
+            switch message {
+            case .state(let state) where state.requestID == "after-the-action": true
+            case .error(let error) where error.requestID == "after-the-action": true
+            default: nil
+            }
+        }
         let hello = try RestartedCoordinatorTests.await(coordinator, heartbeating: 2, at: 0) {
             if case .hello(let hello) = $0 { hello } else { nil }
         }

@@ -3,6 +3,10 @@ import FluxBusProtocol
 import Logging
 
 extension CoordinatorEngine {
+    /// Whether no dispatch is in flight and at most one request waits to start: what a lock-step client leaves
+    /// between its requests. The shell ends a burst early then (``CoordinatorShell/drainRouter()``).
+    var isQuiet: Bool { flights.inFlightCount == 0 && queue.count <= 1 }
+
     /// Starts the requests waiting, in order, while ``FlightTable/admits(_:limit:)`` lets them in beside those
     /// in flight. A request that no live store takes part in completes at once, so this loops rather than recursing.
     /// Nothing starts before its actions are committed to the log, nor while a restart still waits for the previous

@@ -36,14 +36,26 @@ final class CoordinatorShell {
 
     /// Handles everything waiting on the ROUTER, sending what it causes together (in bursts of at most 512 inputs,
     /// so that a flood cannot hold replies back without end).
+    ///
+    /// A burst's first message that leaves the bus idle (``CoordinatorEngine/isQuiet``) ends the burst at once: a
+    /// lock-step DISPATCH, the ACK that completes it, a STATUS. Their ACTION or answer then goes out before the
+    /// receive that finds the socket empty, which costs libzmq a `getpid` and a `poll` of its mailbox and is nearly
+    /// always all that follows. The engine handles any split of its input into bursts alike; the simulator ends a
+    /// burst after every message.
     func drainRouter() throws {
         var handled = 0
+        var endedEarly = false
         while let (frames, userID, peerAddress) = try router.tryReceiveWithMetadata() {
             engine.handle(.message(frames, userID: userID, peerAddress: peerAddress), at: SystemClock.now)
             handled += 1
-            if handled % 512 == 0 { perform(engine.takeEffects()) }
+            if handled == 1, engine.isQuiet {
+                handle(.burstEnd)
+                endedEarly = true
+            } else if handled % 512 == 0 {
+                perform(engine.takeEffects())
+            }
         }
-        handle(.burstEnd)
+        if !endedEarly || handled > 1 { handle(.burstEnd) }
     }
 
     /// Hands one input to the engine, then carries out what it caused.

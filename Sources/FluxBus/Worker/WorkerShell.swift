@@ -74,15 +74,23 @@ final class WorkerShell {
 
     /// Handles everything waiting on a socket; what that causes (ACKs, above all) goes out together at the end, or
     /// every 512 messages in a long burst. A graceful stop ends the burst early, so that the loop runs the stop.
+    ///
+    /// What the burst's first message causes goes out at once: a lock-step ACTION's ACK then leaves before the
+    /// receive that finds the socket empty, which costs libzmq a `getpid` and a `poll` of its mailbox and is nearly
+    /// always all that follows. A long burst still joins the rest of its ACKs.
     func drain(_ socket: ZMQSocket, fromSubscriber: Bool) throws {
         guard !abandoned else { return }
         defer { if !abandoned { perform(engine.takeEffects()) } }
+        var handled = 0
         while let frames = try socket.tryReceive() {
             if fromSubscriber, dropPublishedRate > 0, Double.random(in: 0..<1) < dropPublishedRate { continue }
             if !fromSubscriber { hellos.heardFromCoordinator() }
             let verdict = run(.message(frames, fromSubscriber: fromSubscriber))
             if verdict == .abandoned || engine.phase == .stopped || (verdict == .stopAsked && !engine.stopping) { return }
-            if engine.heldMessages >= 512 || engine.flushesEarly { perform(engine.takeEffects()) }
+            handled += 1
+            if engine.heldMessages >= 512 || engine.flushesEarly || (handled == 1 && engine.heldMessages > 0) {
+                perform(engine.takeEffects())
+            }
         }
     }
 
