@@ -59,10 +59,8 @@ final class ClientChannel: Sendable {
         try await withCheckedThrowingContinuation { continuation in
             var deliveries = Deliveries()
             let (receivesItself, armsSweep, startsLoop) = state.withLock { state -> (Bool, Bool, Bool) in
-                guard state.start(frames, id: id, timeout: timeout, continuation: continuation, into: &deliveries) else {
-                    return (false, false, false)
-                }
-                let deadline = state.waiters[id]!.deadline
+                guard let deadline = state.start(frames, id: id, timeout: timeout, continuation: continuation, into: &deliveries)
+                else { return (false, false, false) }
                 let armsSweep = state.sweepAt.map { deadline < $0 } ?? true
                 if armsSweep { state.sweepAt = deadline }
                 guard state.receiver == .none else {
@@ -100,8 +98,14 @@ final class ClientChannel: Sendable {
         while true {
             var deliveries = Deliveries()
             let handsOver: Bool? = state.withLock { state in
-                if state.waiters[id] != nil { state.drain(into: &deliveries, stoppingAtCallersAnswer: true) }
-                guard state.waiters[id] == nil || ContinuousClock.now >= limit else { return nil }
+                // Settled by another thread (a timeout), or by this drain: it settles the caller's own request exactly
+                // when it says it wakes the caller. Each look-up of the id hashed all its bytes.
+                var settled = state.waiters[id] == nil
+                if !settled {
+                    state.drain(into: &deliveries, stoppingAtCallersAnswer: true)
+                    settled = deliveries.wakesCaller
+                }
+                guard settled || ContinuousClock.now >= limit else { return nil }
                 state.receiver = state.waiters.isEmpty ? .none : .loop
                 return state.receiver == .loop
             }

@@ -53,11 +53,12 @@ struct ClientState {
         self.endpoint = endpoint
     }
 
-    /// Sends `frames` as request `id` and makes `continuation` wait for its answer; or fails it at once.
+    /// Sends `frames` as request `id` and makes `continuation` wait for its answer until the deadline it returns; or
+    /// fails it at once and returns nil.
     mutating func start(
         _ frames: [[UInt8]], id: String, timeout: Duration, continuation: CheckedContinuation<Message, any Error>,
         into deliveries: inout Deliveries
-    ) -> Bool {
+    ) -> ContinuousClock.Instant? {
         let failure: BusError? = if let closed {
             BusError(code: .unreachable, message: closed)
         } else if let refusal {
@@ -72,11 +73,12 @@ struct ClientState {
         }
         if let failure {
             deliveries.resume(continuation, with: .failure(failure))
-            return false
+            return nil
         }
-        waiters[id] = Waiter(continuation: continuation, deadline: .now.advanced(by: timeout), timeout: timeout,
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        waiters[id] = Waiter(continuation: continuation, deadline: deadline, timeout: timeout,
                              undecodedBefore: undecodedAnswers, mayHaveArrived: connected)
-        return true
+        return deadline
     }
 
     private mutating func send(_ frames: [[UInt8]]) -> BusError? {
@@ -100,13 +102,16 @@ struct ClientState {
         do {
             while let frames = try dealer.tryReceive() {
                 // Answers to requests sent together may come together, as a BUNDLE.
-                let messages: [Message]
+                var messages: [Message]
                 do { messages = try codec.decodeAll(frames) } catch {
                     undecodedAnswers += 1
                     lastDecodeError = error
                     continue
                 }
-                for message in messages { answer(message, into: &deliveries) }
+                // Each moved out to its waiter, in order: a copy retained every field of an answer, and a STATUS has
+                // dozens.
+                messages.reverse()
+                while let message = messages.popLast() { answer(message, into: &deliveries) }
                 if stoppingAtCallersAnswer && deliveries.wakesCaller { return }
             }
         } catch {
@@ -171,20 +176,24 @@ struct ClientState {
     /// The earliest deadline of a waiter.
     var nextDeadline: ContinuousClock.Instant? { waiters.values.lazy.map(\.deadline).min() }
 
-    private mutating func answer(_ message: Message, into deliveries: inout Deliveries) {
+    private mutating func answer(_ message: consuming Message, into deliveries: inout Deliveries) {
         guard let id = Self.requestID(of: message) else { return }
-        let outcome: Result<Message, any Error> = switch message {
-        case .error(let error):
+        let outcome: Result<Message, any Error>
+        if case .error(let error) = message {
             // A timeout or a coordinator that stopped (code 7) leaves the outcome unknown, like no answer: exit 3.
-            .failure(BusError(code: error.code == .timeout || error.code == .internal ? .unreachable : .refused,
-                              message: error.message, remoteCode: error.code))
-        case .reject(let reject): .failure(BusError(code: .refused, message: reject.reason))
-        default: .success(message)
+            outcome = .failure(BusError(code: error.code == .timeout || error.code == .internal ? .unreachable : .refused,
+                                        message: error.message, remoteCode: error.code))
+        } else if case .reject(let reject) = message {
+            outcome = .failure(BusError(code: .refused, message: reject.reason))
+        } else {
+            outcome = .success(message)
         }
         settle(id, with: outcome, into: &deliveries)
     }
 
-    private mutating func settle(_ id: String, with outcome: Result<Message, any Error>, into deliveries: inout Deliveries) {
+    private mutating func settle(
+        _ id: String, with outcome: consuming Result<Message, any Error>, into deliveries: inout Deliveries
+    ) {
         guard let waiter = waiters.removeValue(forKey: id) else { return }
         deliveries.resume(waiter.continuation, with: outcome)
         if receiver == .caller(id) { deliveries.wakesCaller = true }
@@ -213,12 +222,20 @@ struct Deliveries {
     /// The caller receiving on its own thread had its request settled by another thread, so must be woken.
     var wakesCaller = false
 
-    mutating func resume(_ continuation: CheckedContinuation<Message, any Error>, with outcome: Result<Message, any Error>) {
+    mutating func resume(
+        _ continuation: CheckedContinuation<Message, any Error>, with outcome: consuming Result<Message, any Error>
+    ) {
         resumptions.append((continuation, outcome))
     }
 
-    func perform(wakingCallerWith pipe: WakePipe) {
+    /// Wakes the caller if it must be, then resumes each waiter in the order settled, handing it its outcome without
+    /// a copy.
+    mutating func perform(wakingCallerWith pipe: WakePipe) {
         if wakesCaller { pipe.signal() }
-        for (continuation, outcome) in resumptions { continuation.resume(with: outcome) }
+        guard !resumptions.isEmpty else { return }
+        var pending: [(CheckedContinuation<Message, any Error>, Result<Message, any Error>)] = []
+        swap(&pending, &resumptions)
+        pending.reverse()
+        while let (continuation, outcome) = pending.popLast() { continuation.resume(with: outcome) }
     }
 }

@@ -3,6 +3,9 @@ import FluxBusProtocol
 /// What STATUS and GRAPH show of the bus: workers, stores with their replicas, digests and poisoned actions.
 extension CoordinatorEngine {
     func status(requestID: String) -> Message.Status {
+        // Read once: each use of the engine's `membership` inside the closures below copied the whole struct,
+        // retaining every table in it, once per store (issue 17, `status-rtt`).
+        let membership = membership
         let workers = membership.workerOrder.compactMap { membership.workers[$0] }.map { worker in
             WorkerStatus(
                 id: worker.id, state: worker.state, stores: worker.stores.map(\.name), lastApplied: worker.lastApplied,
